@@ -1,0 +1,54 @@
+# Production image of the merge queue service.
+#
+#   docker build -t merge-queue .
+#   docker run -p 3000:3000 -e MONGODB_URI=mongodb://mongo:27017/merge-queue merge-queue
+#
+# The image has no Go toolchain and never builds the local FerretDB: always set
+# MONGODB_URI (docker-compose.yml wires one to a MongoDB container).
+# The CLI is in the image too: `docker exec <container> node dist/cli/main.js token create ...`.
+#
+# Node runs as PID 1 here, which gets no default signal handling: run with
+# `--init` (compose: `init: true`) so `docker stop` is delivered promptly,
+# unless the service itself handles SIGTERM.
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# ---- build: all dependencies, compile TypeScript to dist/ ----
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# npm ci; if it refuses the lockfile, npm install --no-save (same locked versions,
+# lockfile untouched). Lockfiles written on the project's dev machines lack other
+# platforms' optional binaries (@swc/core-darwin-*, ...), which npm ci rejects;
+# .ci/run checks that this is the only gap, so real drift is still caught in CI.
+RUN npm ci --no-audit --no-fund \
+ || { echo "npm ci refused package-lock.json: falling back to npm install --no-save" >&2; \
+      npm install --no-save --no-audit --no-fund; }
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ---- prod-deps: production dependencies only (npm's cache stays in this stage) ----
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ || { echo "npm ci refused package-lock.json: falling back to npm install --no-save" >&2; \
+      npm install --no-save --omit=dev --no-audit --no-fund; }
+
+# ---- runtime ----
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+WORKDIR /app
+# Files stay owned by root and read-only to the service user.
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# package.json is needed at run time: its "type": "module" makes dist/*.js ESM.
+COPY package.json app.yml ./
+# `node` (uid 1000) is the unprivileged user of the official Node images.
+USER node
+EXPOSE 3000
+# Liveness only (/healthz: process up); node's own fetch, as slim images have no curl.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/main.js"]

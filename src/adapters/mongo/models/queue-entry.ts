@@ -1,0 +1,57 @@
+import { Schema, type Connection } from 'mongoose';
+import { PULL_REQUEST_STATES, STATE_CHANGE_REASONS } from '../../../domain/pull-request-state.js';
+
+const factsSchema = new Schema(
+  {
+    title: String,
+    author: String,
+    headSha: String,
+    baseBranch: String,
+    open: Boolean,
+    draft: Boolean,
+    merged: Boolean,
+    mergeability: { type: String, enum: ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] },
+    url: String,
+    body: String,
+    readAt: Date,
+  },
+  { _id: false },
+);
+
+const timelineEventSchema = new Schema(
+  {
+    at: { type: Date, required: true },
+    state: { type: String, enum: PULL_REQUEST_STATES, required: true },
+    reason: { type: String, enum: STATE_CHANGE_REASONS, required: true },
+    detail: String,
+  },
+  { _id: false },
+);
+
+/** One document per pull request per queue; attempts reuse it. */
+const queueEntrySchema = new Schema(
+  {
+    queueId: { type: Schema.Types.ObjectId, required: true },
+    prNumber: { type: Number, required: true },
+    attempt: { type: Number, required: true },
+    state: { type: String, enum: PULL_REQUEST_STATES, required: true },
+    priority: { type: Number, required: true },
+    noBatch: { type: Boolean, required: true },
+    submittedAt: { type: Date, required: true },
+    stateChangedAt: { type: Date, required: true },
+    concludedAt: { type: Date, default: null },
+    facts: { type: factsSchema, default: null },
+    timeline: { type: [timelineEventSchema], default: [] },
+  },
+  { collection: 'queue_entries', versionKey: false },
+);
+queueEntrySchema.index({ queueId: 1, prNumber: 1 }, { unique: true });
+// Queue order (priority, then FIFO) and the enqueued/terminal filters.
+queueEntrySchema.index({ queueId: 1, state: 1, priority: 1, submittedAt: 1 });
+// listPullRequests pages newest first; metrics read the last hour's state changes.
+queueEntrySchema.index({ queueId: 1, submittedAt: -1, _id: -1 });
+queueEntrySchema.index({ queueId: 1, stateChangedAt: 1 });
+
+export function queueEntryModel(connection: Connection) {
+  return connection.model('QueueEntry', queueEntrySchema);
+}

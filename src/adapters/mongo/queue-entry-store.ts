@@ -1,0 +1,104 @@
+import type { Connection, Types } from 'mongoose';
+import { ENQUEUED_STATES, type PullRequestState } from '../../domain/pull-request-state.js';
+import type { PullRequestFacts, QueueEntryRecord, TimelineEvent } from '../../domain/records.js';
+import type { QueueEntryStore } from '../../ports/stores.js';
+import { isDuplicateKeyError } from './errors.js';
+import { queueEntryModel } from './models/queue-entry.js';
+import { parseObjectId } from './object-id.js';
+
+type Doc = Omit<QueueEntryRecord, 'id' | 'queueId' | 'facts'> & {
+  _id: Types.ObjectId;
+  queueId: Types.ObjectId;
+  facts?: PullRequestFacts | null;
+};
+
+function toRecord(doc: Doc): QueueEntryRecord {
+  return {
+    id: doc._id.toHexString(),
+    queueId: doc.queueId.toHexString(),
+    prNumber: doc.prNumber,
+    attempt: doc.attempt,
+    state: doc.state,
+    priority: doc.priority,
+    noBatch: doc.noBatch,
+    submittedAt: doc.submittedAt,
+    stateChangedAt: doc.stateChangedAt,
+    concludedAt: doc.concludedAt ?? null,
+    facts: doc.facts ?? null,
+    timeline: (doc.timeline ?? []).map((e: TimelineEvent) => ({ ...e })),
+  };
+}
+
+function queueObjectId(queueId: string): Types.ObjectId {
+  const id = parseObjectId(queueId);
+  if (!id) throw new Error(`not a queue id: ${queueId}`);
+  return id;
+}
+
+export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
+  const Entries = queueEntryModel(connection);
+  const inStates = (states: readonly PullRequestState[]) => ({ $in: [...states] });
+
+  return {
+    async insert(entry) {
+      try {
+        const doc = await Entries.create({ ...entry, queueId: queueObjectId(entry.queueId) });
+        return { ok: true, value: toRecord(doc.toObject() as Doc) };
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
+        throw error;
+      }
+    },
+    async find(queueId, prNumber) {
+      const doc = await Entries.findOne({ queueId: queueObjectId(queueId), prNumber: Number(prNumber) }).lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async save(entry, newEvents) {
+      const { id, queueId: _queueId, timeline: _timeline, ...fields } = entry;
+      const update: Record<string, unknown> = { $set: fields };
+      if (newEvents.length > 0) update.$push = { timeline: { $each: newEvents } };
+      await Entries.updateOne({ _id: parseObjectId(id) }, update);
+    },
+    async listEnqueued(queueId) {
+      const docs = await Entries.find({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) })
+        .sort({ priority: 1, submittedAt: 1, _id: 1 })
+        .lean<Doc[]>();
+      return docs.map(toRecord);
+    },
+    async countEnqueued(queueId) {
+      return Entries.countDocuments({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) });
+    },
+    async countInStates(queueId, states) {
+      return Entries.countDocuments({ queueId: queueObjectId(queueId), state: inStates(states) });
+    },
+    async page(query) {
+      const and: Record<string, unknown>[] = [{ queueId: queueObjectId(query.queueId) }];
+      if (query.states) and.push({ state: inStates(query.states) });
+      if (query.since || query.until) {
+        const window: Record<string, Date> = {};
+        if (query.since) window.$gte = query.since;
+        if (query.until) window.$lte = query.until;
+        // A PR is in the window when it entered or concluded within it.
+        and.push({ $or: [{ submittedAt: window }, { concludedAt: window }] });
+      }
+      if (query.after) {
+        const afterId = parseObjectId(query.after.id);
+        and.push({
+          $or: [
+            { submittedAt: { $lt: query.after.submittedAt } },
+            { submittedAt: query.after.submittedAt, _id: { $lt: afterId } },
+          ],
+        });
+      }
+      const docs = await Entries.find({ $and: and })
+        .sort({ submittedAt: -1, _id: -1 })
+        .limit(query.take)
+        .lean<Doc[]>();
+      return docs.map(toRecord);
+    },
+    async listChangedSince(queueId, since) {
+      const docs = await Entries.find({ queueId: queueObjectId(queueId), stateChangedAt: { $gte: since } }).lean<Doc[]>();
+      return docs.map(toRecord);
+    },
+  };
+}

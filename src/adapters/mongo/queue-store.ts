@@ -1,0 +1,103 @@
+import type { Connection, Types } from 'mongoose';
+import type { QueueConfig } from '../../domain/queue-config.js';
+import type { RequestedQueueState } from '../../domain/queue-state.js';
+import type { QueueRecord } from '../../domain/records.js';
+import { orgKey, repoKey, type RepoRef } from '../../domain/repo.js';
+import type { QueueStore } from '../../ports/stores.js';
+import { isDuplicateKeyError } from './errors.js';
+import { impactedTargetModels } from './models/impacted-targets.js';
+import { queueEntryModel } from './models/queue-entry.js';
+import { queueModel } from './models/queue.js';
+import { testRunModel } from './models/test-run.js';
+import { parseObjectId } from './object-id.js';
+
+type Doc = {
+  _id: Types.ObjectId;
+  repo: RepoRef;
+  targetBranch: string;
+  config: QueueConfig & { requiredStatuses?: string[] | null };
+  requestedState: RequestedQueueState;
+  modeSwitchStartedAt?: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+function toRecord(doc: Doc): QueueRecord {
+  const { requiredStatuses, ...config } = doc.config;
+  return {
+    id: doc._id.toHexString(),
+    repo: { host: doc.repo.host, owner: doc.repo.owner, name: doc.repo.name },
+    targetBranch: doc.targetBranch,
+    config: requiredStatuses ? { ...config, requiredStatuses } : config,
+    requestedState: doc.requestedState,
+    modeSwitchStartedAt: doc.modeSwitchStartedAt ?? null,
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+  };
+}
+
+export function mongoQueueStore(connection: Connection): QueueStore {
+  const Queues = queueModel(connection);
+  const Entries = queueEntryModel(connection);
+  const Runs = testRunModel(connection);
+  const Targets = impactedTargetModels(connection);
+
+  return {
+    async insert(queue) {
+      try {
+        const doc = await Queues.create({
+          ...queue,
+          repoKey: repoKey(queue.repo),
+          orgKey: orgKey(queue.repo.host, queue.repo.owner),
+        });
+        return { ok: true, value: toRecord(doc.toObject() as Doc) };
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
+        throw error;
+      }
+    },
+    async find(repo, targetBranch) {
+      const doc = await Queues.findOne({ repoKey: repoKey(repo), targetBranch: String(targetBranch) }).lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async findById(id) {
+      const _id = parseObjectId(id);
+      const doc = _id ? await Queues.findById(_id).lean<Doc>() : null;
+      return doc ? toRecord(doc) : null;
+    },
+    async listForOrg(host, owner, repo) {
+      const filter = repo ? { repoKey: repoKey(repo) } : { orgKey: orgKey(host, owner) };
+      const docs = await Queues.find(filter).sort({ repoKey: 1, targetBranch: 1 }).lean<Doc[]>();
+      return docs.map(toRecord);
+    },
+    async update(id, change) {
+      const _id = parseObjectId(id);
+      if (!_id) return null;
+      const set: Record<string, unknown> = { updatedAt: change.updatedAt };
+      const unset: Record<string, ''> = {};
+      if (change.config) {
+        const { requiredStatuses, ...rest } = change.config;
+        for (const [key, value] of Object.entries(rest)) set[`config.${key}`] = value;
+        if (requiredStatuses) set['config.requiredStatuses'] = requiredStatuses;
+        else unset['config.requiredStatuses'] = '';
+      }
+      if (change.requestedState) set.requestedState = change.requestedState;
+      if (change.modeSwitchStartedAt !== undefined) set.modeSwitchStartedAt = change.modeSwitchStartedAt;
+      const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
+      await Queues.updateOne({ _id }, update);
+      const doc = await Queues.findById(_id).lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async delete(id) {
+      const _id = parseObjectId(id);
+      if (!_id) return;
+      // The queue goes first: once it is gone nothing can add to what follows.
+      await Queues.deleteOne({ _id });
+      const sets = await Targets.sets.find({ queueId: _id }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>();
+      await Targets.parts.deleteMany({ setId: { $in: sets.map((s) => s._id) } });
+      await Targets.sets.deleteMany({ queueId: _id });
+      await Runs.deleteMany({ queueId: _id });
+      await Entries.deleteMany({ queueId: _id });
+    },
+  };
+}

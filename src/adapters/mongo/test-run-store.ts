@@ -1,0 +1,51 @@
+import type { Connection, Types } from 'mongoose';
+import type { TestRunRecord } from '../../domain/records.js';
+import type { TestRunStore } from '../../ports/stores.js';
+import { testRunModel } from './models/test-run.js';
+import { parseObjectId } from './object-id.js';
+
+type Doc = Omit<TestRunRecord, 'id' | 'queueId'> & { _id: Types.ObjectId; queueId: Types.ObjectId; testedPrNumbers: number[] };
+
+function toRecord(doc: Doc): TestRunRecord {
+  const { _id, queueId, testedPrNumbers: _numbers, ...rest } = doc;
+  return { ...rest, id: _id.toHexString(), queueId: queueId.toHexString() };
+}
+
+export function mongoTestRunStore(connection: Connection): TestRunStore {
+  const Runs = testRunModel(connection);
+  const queueObjectId = (queueId: string) => {
+    const id = parseObjectId(queueId);
+    if (!id) throw new Error(`not a queue id: ${queueId}`);
+    return id;
+  };
+
+  return {
+    async insert(run) {
+      const doc = await Runs.create({
+        ...run,
+        queueId: queueObjectId(run.queueId),
+        testedPrNumbers: run.testedPullRequests.map((pr) => pr.prNumber),
+      });
+      return toRecord(doc.toObject() as Doc);
+    },
+    async findById(queueId, id) {
+      const _id = parseObjectId(id);
+      if (!_id) return null;
+      const doc = await Runs.findOne({ _id, queueId: queueObjectId(queueId) }).lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async latestForPr(queueId, prNumber) {
+      const doc = await Runs.findOne({ queueId: queueObjectId(queueId), testedPrNumbers: Number(prNumber) })
+        .sort({ createdAt: -1, _id: -1 })
+        .lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async countInProgress(queueId) {
+      return Runs.countDocuments({ queueId: queueObjectId(queueId), status: 'in_progress' });
+    },
+    async listFinishedSince(queueId, since) {
+      const docs = await Runs.find({ queueId: queueObjectId(queueId), finishedAt: { $gte: since } }).lean<Doc[]>();
+      return docs.map(toRecord);
+    },
+  };
+}

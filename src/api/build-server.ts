@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { GitHostRegistry } from '../ports/git-host.js';
+import type { Stores } from '../ports/stores.js';
+import { pullRequestService } from '../queue/pull-request-service.js';
+import { queueService } from '../queue/queue-service.js';
+import { tokenService } from '../tokens/token-service.js';
+import { forbidOtherOrganizations, registerTokenAuth, API_TOKEN_HEADER } from './auth.js';
+import type { ApiDeps } from './deps.js';
+import { registerErrorHandling } from './errors.js';
+import { healthRoutes } from './routes/health-routes.js';
+import { pullRequestRoutes } from './routes/pull-request-routes.js';
+import { queueRoutes } from './routes/queue-routes.js';
+import { testingAndMetricsRoutes } from './routes/testing-and-metrics-routes.js';
+
+/** The seed's body limit for every v1 endpoint. */
+export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
+export const API_VERSION = '1.0.0';
+
+export interface BuildServerOptions {
+  stores: Stores;
+  gitHosts: GitHostRegistry;
+  logger?: FastifyServerOptions['logger'];
+  now?: () => Date;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Builds the HTTP server (not listening): tests drive it with inject, main.ts listens. */
+export async function buildServer(options: BuildServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Keep a caller's request id (proxies set one) so logs line up across hops.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    requestIdLogLabel: 'requestId',
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app, BODY_LIMIT_BYTES);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const now = options.now ?? (() => new Date());
+  const log = app.log;
+  const deps: ApiDeps = {
+    stores: options.stores,
+    tokens: tokenService(options.stores.tokens, now),
+    queues: queueService(options.stores, now),
+    pullRequests: pullRequestService(options.stores, options.gitHosts, log, now),
+    now,
+  };
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Merge queue API', version: API_VERSION, description: 'The v1 merge queue API: queues, pull requests, testing details and metrics.' },
+      servers: [],
+      components: { securitySchemes: { apiToken: { type: 'apiKey', in: 'header', name: API_TOKEN_HEADER } } },
+      security: [{ apiToken: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes(options.stores));
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(
+    async (v1) => {
+      // Only JSON bodies: anything else is a 415, not a string for the schema to reject.
+      v1.removeContentTypeParser('text/plain');
+      registerTokenAuth(v1, deps.tokens);
+      // Runs after validation, so `repo` is known to be well-formed.
+      v1.addHook('preHandler', async (request, reply) => {
+        const repo = (request.body as { repo?: { host: string; owner: string; name: string } } | undefined)?.repo;
+        if (repo && forbidOtherOrganizations(request, reply, repo)) return reply;
+      });
+      await v1.register(queueRoutes(deps));
+      await v1.register(pullRequestRoutes(deps));
+      await v1.register(testingAndMetricsRoutes(deps));
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,13 @@
+import type { Stores } from '../ports/stores.js';
+import type { PullRequestService } from '../queue/pull-request-service.js';
+import type { QueueService } from '../queue/queue-service.js';
+import type { TokenService } from '../tokens/token-service.js';
+
+/** What the HTTP layer needs from the application; built once in build-server. */
+export interface ApiDeps {
+  stores: Stores;
+  tokens: TokenService;
+  queues: QueueService;
+  pullRequests: PullRequestService;
+  now: () => Date;
+}

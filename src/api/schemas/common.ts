@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/**
+ * Building blocks shared by the v1 request schemas. Inputs are liberal (enum
+ * values in any case, unknown fields ignored); every constraint names the field.
+ */
+
+/** An enum whose input is matched case-insensitively and whose output is canonical. */
+export function caseInsensitiveEnum<const T extends readonly [string, ...string[]]>(values: T, canonical: (v: string) => string) {
+  return z
+    .preprocess((v) => (typeof v === 'string' ? canonical(v) : v), z.enum(values))
+    .describe(`One of ${values.join(', ')} (any letter case).`);
+}
+
+const lower = (v: string) => v.toLowerCase();
+const upper = (v: string) => v.toUpperCase();
+export const lowerCaseEnum = <const T extends readonly [string, ...string[]]>(values: T) => caseInsensitiveEnum(values, lower);
+export const upperCaseEnum = <const T extends readonly [string, ...string[]]>(values: T) => caseInsensitiveEnum(values, upper);
+
+// Names as GitHub allows them, without a slash or whitespace: they become path
+// segments and database keys.
+const segment = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[^\s/\\\u0000-\u001f\u007f]+$/, 'must not contain slashes, whitespace or control characters');
+
+export const repoSchema = z
+  .object({
+    host: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be a host name such as github.com'),
+    owner: segment(100),
+    name: segment(100),
+  })
+  .describe('The repository: its host, owner (organization) and name.');
+
+/** A git branch name: the rules of git check-ref-format that matter for a queue. */
+export const branchSchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^\s~^:?*[\\\u0000-\u001f\u007f]+$/, 'must be a valid git branch name')
+  .refine((b) => !b.startsWith('/') && !b.endsWith('/') && !b.endsWith('.') && !b.endsWith('.lock'), 'must be a valid git branch name')
+  .refine((b) => !b.includes('..') && !b.includes('//') && !b.includes('@{') && !b.startsWith('-'), 'must be a valid git branch name');
+
+export const prNumberSchema = z.number().int().min(1).max(2147483647).describe('The pull request number.');
+
+/** A commit sha as hosts print it: hex, abbreviated or full (SHA-1 or SHA-256). */
+export const shaSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{4,64}$/, 'must be a hexadecimal commit sha')
+  .transform((s) => s.toLowerCase());
+
+export const MAX_UINT32 = 4294967295;
+export const uint32 = (min: 0 | 1) => z.number().int().min(min).max(MAX_UINT32);
+
+/** Identity of a queue: every queue-level request carries it. */
+export const queueIdentity = {
+  repo: repoSchema,
+  targetBranch: branchSchema,
+};
+
+export const isoDateTime = z.iso.datetime({ offset: true });

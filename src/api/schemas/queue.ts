@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES } from '../../domain/queue-config.js';
+import { QUEUE_STATES, REQUESTED_QUEUE_STATES } from '../../domain/queue-state.js';
+import { lowerCaseEnum, queueIdentity, repoSchema, uint32, upperCaseEnum } from './common.js';
+import { pullRequestView } from './pull-request.js';
+
+export const queueRequest = z.object(queueIdentity);
+
+export const createQueueRequest = z.object({
+  ...queueIdentity,
+  mode: lowerCaseEnum(QUEUE_MODES).optional(),
+  concurrency: uint32(1).optional(),
+});
+
+const statusName = z.string().min(1).max(255);
+
+export const updateQueueRequest = z.object({
+  ...queueIdentity,
+  state: upperCaseEnum(REQUESTED_QUEUE_STATES).optional(),
+  mode: lowerCaseEnum(QUEUE_MODES).optional(),
+  concurrency: uint32(1).optional(),
+  batch: z.boolean().optional(),
+  batchingMinSize: uint32(1).optional(),
+  batchingMaxWaitTimeMinutes: uint32(0).optional(),
+  bisectionConcurrency: uint32(1).optional(),
+  pendingFailureDepth: uint32(0).optional(),
+  canOptimisticallyMerge: z.boolean().optional(),
+  testingTimeoutMinutes: uint32(1).optional(),
+  mergeMethod: lowerCaseEnum(MERGE_METHODS).optional(),
+  requiredStatuses: z.array(statusName).max(100).optional(),
+  deleteRequiredStatuses: z.literal(true).optional(),
+  commentsEnabled: z.boolean().optional(),
+  commandsEnabled: z.boolean().optional(),
+  statusCheckEnabled: z.boolean().optional(),
+  enqueueingLabel: z.string().min(1).max(50).optional(),
+  createPrsForTestingBranches: z.boolean().optional(),
+  directMergeMode: lowerCaseEnum(DIRECT_MERGE_MODES).optional(),
+});
+export type UpdateQueueRequest = z.infer<typeof updateQueueRequest>;
+
+export const queueView = z.object({
+  id: z.string(),
+  repo: repoSchema,
+  targetBranch: z.string(),
+  branch: z.string(),
+  state: z.enum(QUEUE_STATES),
+  mode: z.enum(QUEUE_MODES),
+  concurrency: z.number(),
+  batch: z.boolean(),
+  batchingMinSize: z.number(),
+  batchingMaxWaitTimeMinutes: z.number(),
+  bisectionConcurrency: z.number(),
+  pendingFailureDepth: z.number(),
+  canOptimisticallyMerge: z.boolean(),
+  testingTimeoutMinutes: z.number(),
+  mergeMethod: z.enum(MERGE_METHODS),
+  requiredStatuses: z.array(z.string()).optional().describe('Absent: the branch protection decides.'),
+  commentsEnabled: z.boolean(),
+  commandsEnabled: z.boolean(),
+  statusCheckEnabled: z.boolean(),
+  enqueueingLabel: z.string(),
+  createPrsForTestingBranches: z.boolean(),
+  directMergeMode: z.enum(DIRECT_MERGE_MODES),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  enqueuedPullRequests: z.array(pullRequestView),
+});
+export type QueueView = z.infer<typeof queueView>;
+
+export const deleteQueueResponse = z.object({ deleted: z.literal(true), id: z.string() });

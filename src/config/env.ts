@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+/**
+ * The service's configuration, read once from the environment. This module is
+ * the only reader of process.env (besides the CLI's flags), so every setting is
+ * validated and documented in one place.
+ */
+const optionalString = z
+  .string()
+  .transform((s) => s.trim())
+  .pipe(z.string())
+  .optional()
+  .transform((s) => (s === undefined || s === '' ? undefined : s));
+
+export const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  MONGODB_URI: optionalString.pipe(
+    z
+      .string()
+      .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+      .optional(),
+  ),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Where the local FerretDB keeps its data when MONGODB_URI is unset. */
+  MQ_DATA_DIR: optionalString,
+  /** Loopback port of the local FerretDB shared by the service and the `mq` CLI. */
+  MQ_LOCAL_DB_PORT: z.coerce.number().int().min(1).max(65535).default(27217),
+  // The GitHub App. Optional until the GitHub host is configured.
+  APP_ID: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a numeric GitHub App id').optional()),
+  PRIVATE_KEY: optionalString,
+  WEBHOOK_SECRET: optionalString,
+  GHE_HOST: optionalString,
+});
+
+export type Config = z.infer<typeof envSchema>;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string };
+
+/** Parses the environment; a bad value comes back as a message naming the variable. */
+export function loadConfig(env: Record<string, string | undefined>): ConfigResult {
+  const parsed = envSchema.safeParse(env);
+  if (parsed.success) return { ok: true, config: parsed.data };
+  const lines = parsed.error.issues.map((issue) => {
+    const variable = String(issue.path[0] ?? 'environment');
+    const value = env[variable];
+    const shown = variable === 'PRIVATE_KEY' || variable === 'WEBHOOK_SECRET' ? '(hidden)' : JSON.stringify(value);
+    return `Invalid configuration: ${variable}=${shown}: ${issue.message}`;
+  });
+  return { ok: false, message: lines.join('\n') };
+}

@@ -1,0 +1,58 @@
+/** How a queue tests and merges: every setting `updateQueue` accepts, with its default. */
+export const QUEUE_MODES = ['single', 'parallel'] as const;
+export type QueueMode = (typeof QUEUE_MODES)[number];
+
+export const MERGE_METHODS = ['merge_commit', 'squash', 'rebase'] as const;
+export type MergeMethod = (typeof MERGE_METHODS)[number];
+
+export const DIRECT_MERGE_MODES = ['off', 'always'] as const;
+export type DirectMergeMode = (typeof DIRECT_MERGE_MODES)[number];
+
+export const MAX_UINT32 = 4294967295;
+
+export interface QueueConfig {
+  mode: QueueMode;
+  /** Test runs in flight at once. */
+  concurrency: number;
+  /** Test several PRs together in one run. */
+  batch: boolean;
+  /** Smallest batch worth starting before the wait time is up. */
+  batchingMinSize: number;
+  /** How long a partial batch waits for more PRs; 0 = start at once. */
+  batchingMaxWaitTimeMinutes: number;
+  /** Runs in flight while bisecting a failed batch. */
+  bisectionConcurrency: number;
+  /** How many runs behind a failure to wait for before deciding it. */
+  pendingFailureDepth: number;
+  /** A later passing run that contains a failed PR proves it (flake tolerance). */
+  canOptimisticallyMerge: boolean;
+  testingTimeoutMinutes: number;
+  mergeMethod: MergeMethod;
+  /** Checks that must pass; absent = the branch's protection or rulesets decide. */
+  requiredStatuses?: string[];
+  commentsEnabled: boolean;
+  commandsEnabled: boolean;
+  statusCheckEnabled: boolean;
+  enqueueingLabel: string;
+  createPrsForTestingBranches: boolean;
+  directMergeMode: DirectMergeMode;
+}
+
+export const DEFAULT_QUEUE_CONFIG: Readonly<QueueConfig> = Object.freeze({
+  mode: 'single',
+  concurrency: 1,
+  batch: false,
+  batchingMinSize: 1,
+  batchingMaxWaitTimeMinutes: 0,
+  bisectionConcurrency: 1,
+  pendingFailureDepth: 0,
+  canOptimisticallyMerge: false,
+  testingTimeoutMinutes: 60,
+  mergeMethod: 'squash',
+  commentsEnabled: true,
+  commandsEnabled: true,
+  statusCheckEnabled: true,
+  enqueueingLabel: 'merge-queue',
+  createPrsForTestingBranches: false,
+  directMergeMode: 'off',
+});

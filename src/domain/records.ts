@@ -1,0 +1,134 @@
+import type { PullRequestState, StateChangeReason } from './pull-request-state.js';
+import type { QueueConfig } from './queue-config.js';
+import type { RequestedQueueState } from './queue-state.js';
+import type { RepoRef } from './repo.js';
+
+/** A merge queue: one repository's one target branch, its settings and its state. */
+export interface QueueRecord {
+  id: string;
+  repo: RepoRef;
+  targetBranch: string;
+  config: QueueConfig;
+  requestedState: RequestedQueueState;
+  /** Set while a mode change waits for in-flight runs to end. */
+  modeSwitchStartedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What the repository host says about the host's mergeability check of a PR. */
+export type HostMergeability = 'unspecified' | 'in_progress' | 'mergeable' | 'not_mergeable';
+
+/** Facts about a pull request as last read from its repository host. */
+export interface PullRequestFacts {
+  title: string;
+  author: string;
+  headSha: string;
+  baseBranch: string;
+  open: boolean;
+  draft: boolean;
+  merged: boolean;
+  mergeability: HostMergeability;
+  url?: string;
+  body?: string;
+  readAt: Date;
+}
+
+/** One state change of an entry, kept forever as its history. */
+export interface TimelineEvent {
+  at: Date;
+  state: PullRequestState;
+  reason: StateChangeReason;
+  /** Free text for humans, e.g. the failing check's name. */
+  detail?: string;
+}
+
+/** One pull request in one queue. Re-submission starts a new attempt of the same entry. */
+export interface QueueEntryRecord {
+  id: string;
+  queueId: string;
+  prNumber: number;
+  attempt: number;
+  state: PullRequestState;
+  priority: number;
+  noBatch: boolean;
+  /** When the current attempt was submitted: the FIFO key within a priority. */
+  submittedAt: Date;
+  stateChangedAt: Date;
+  /** When the current attempt reached MERGED, FAILED or CANCELLED. */
+  concludedAt: Date | null;
+  /** Absent until a repository host has answered for this PR. */
+  facts: PullRequestFacts | null;
+  timeline: TimelineEvent[];
+}
+
+/** Impacted targets as uploaded by CI for one head sha of a PR. */
+export interface ImpactedTargetsRecord {
+  queueId: string;
+  prNumber: number;
+  sha: string;
+  targets: string[] | 'ALL';
+  setAt: Date;
+}
+
+export const TEST_RUN_STATUSES = ['in_progress', 'succeeded', 'failed', 'cancelled'] as const;
+export type TestRunStatus = (typeof TEST_RUN_STATUSES)[number];
+
+/** A check run on the test branch, as the host reports it. */
+export interface CheckRunResult {
+  name: string;
+  url?: string;
+  status: string;
+  conclusion?: string;
+}
+
+/** A commit status on the test branch. */
+export interface StatusCheckResult {
+  context: string;
+  url?: string;
+  state: string;
+}
+
+/** A PR whose head a test run includes, in the order it was applied. */
+export interface TestedPullRequest {
+  entryId: string;
+  prNumber: number;
+  headSha: string;
+  title?: string;
+  url?: string;
+}
+
+/** One CI run of the base plus an ordered list of PRs, on a test branch. */
+export interface TestRunRecord {
+  id: string;
+  queueId: string;
+  status: TestRunStatus;
+  baseSha: string;
+  testBranch: string;
+  testBranchSha: string | null;
+  /** The PR(s) this run decides (several when batched). */
+  testedPullRequests: TestedPullRequest[];
+  /** PRs ahead whose changes the run includes. */
+  dependentPullRequests: TestedPullRequest[];
+  isBisection: boolean;
+  requiredStatuses: string[];
+  requiredStatusesSource: 'queue' | 'branch_protection' | 'ruleset' | 'none';
+  checkRuns: CheckRunResult[];
+  statusChecks: StatusCheckResult[];
+  failureStatuses: string[];
+  impactedTargets: string[] | 'ALL' | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+/** An organization API token. Only the hash of the secret is ever stored. */
+export interface ApiTokenRecord {
+  id: string;
+  host: string;
+  owner: string;
+  name: string;
+  /** The first characters of the token, to recognise it in listings. */
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}

@@ -1,0 +1,96 @@
+import type { QueueConfig } from '../domain/queue-config.js';
+import type { RequestedQueueState } from '../domain/queue-state.js';
+import type {
+  ApiTokenRecord,
+  ImpactedTargetsRecord,
+  QueueEntryRecord,
+  QueueRecord,
+  TestRunRecord,
+  TimelineEvent,
+} from '../domain/records.js';
+import type { PullRequestState } from '../domain/pull-request-state.js';
+import type { RepoRef } from '../domain/repo.js';
+
+/**
+ * The persistence ports. Adapters (MongoDB today) implement them with plain
+ * records in and out, so no driver type leaves src/adapters/.
+ */
+
+/** Outcome of inserting under a unique key: the storage-level "it already exists". */
+export type InsertOutcome<T> = { ok: true; value: T } | { ok: false; reason: 'duplicate' };
+
+export interface ApiTokenStore {
+  insert(token: { tokenHash: string; prefix: string; host: string; owner: string; name: string; createdAt: Date }): Promise<ApiTokenRecord>;
+  /** The live (not revoked) token with this hash. */
+  findActiveByHash(tokenHash: string): Promise<ApiTokenRecord | null>;
+  list(): Promise<ApiTokenRecord[]>;
+  /** Returns false when no token has this id. */
+  revoke(id: string, at: Date): Promise<boolean>;
+}
+
+export interface QueueStore {
+  insert(queue: Omit<QueueRecord, 'id'>): Promise<InsertOutcome<QueueRecord>>;
+  find(repo: RepoRef, targetBranch: string): Promise<QueueRecord | null>;
+  findById(id: string): Promise<QueueRecord | null>;
+  /** All queues of an organization, optionally of one repository. */
+  listForOrg(host: string, owner: string, repo?: RepoRef): Promise<QueueRecord[]>;
+  update(
+    id: string,
+    change: { config?: QueueConfig; requestedState?: RequestedQueueState; modeSwitchStartedAt?: Date | null; updatedAt: Date },
+  ): Promise<QueueRecord | null>;
+  /** Deletes the queue and everything kept under it (targets, runs, entries). */
+  delete(id: string): Promise<void>;
+}
+
+export interface EntryPageQuery {
+  queueId: string;
+  states?: PullRequestState[];
+  since?: Date;
+  until?: Date;
+  take: number;
+  /** Continue after this (submittedAt, id), newest first. */
+  after?: { submittedAt: Date; id: string };
+}
+
+export interface QueueEntryStore {
+  insert(entry: Omit<QueueEntryRecord, 'id'>): Promise<InsertOutcome<QueueEntryRecord>>;
+  find(queueId: string, prNumber: number): Promise<QueueEntryRecord | null>;
+  /** Writes the entry's fields and appends new timeline events to its history. */
+  save(entry: QueueEntryRecord, newEvents: TimelineEvent[]): Promise<void>;
+  /** Entries still in the queue, in queue order (priority, then FIFO). */
+  listEnqueued(queueId: string): Promise<QueueEntryRecord[]>;
+  countEnqueued(queueId: string): Promise<number>;
+  countInStates(queueId: string, states: readonly PullRequestState[]): Promise<number>;
+  page(query: EntryPageQuery): Promise<QueueEntryRecord[]>;
+  /** Entries with any state change since `since`: every timeline event in that window is theirs. */
+  listChangedSince(queueId: string, since: Date): Promise<QueueEntryRecord[]>;
+}
+
+export interface ImpactedTargetsStore {
+  set(record: ImpactedTargetsRecord): Promise<void>;
+  /** The latest upload for that head sha, or for any sha when none is given. */
+  latest(queueId: string, prNumber: number, sha?: string): Promise<ImpactedTargetsRecord | null>;
+  /** Whether an upload exists, without loading a possibly huge list. */
+  summary(queueId: string, prNumber: number, sha?: string): Promise<{ sha: string; all: boolean; count: number } | null>;
+}
+
+export interface TestRunStore {
+  insert(run: Omit<TestRunRecord, 'id'>): Promise<TestRunRecord>;
+  findById(queueId: string, id: string): Promise<TestRunRecord | null>;
+  /** The newest run that tested this PR. */
+  latestForPr(queueId: string, prNumber: number): Promise<TestRunRecord | null>;
+  countInProgress(queueId: string): Promise<number>;
+  listFinishedSince(queueId: string, since: Date): Promise<TestRunRecord[]>;
+}
+
+/** Everything the application needs from persistence. */
+export interface Stores {
+  tokens: ApiTokenStore;
+  queues: QueueStore;
+  entries: QueueEntryStore;
+  impactedTargets: ImpactedTargetsStore;
+  testRuns: TestRunStore;
+  /** Whether the database answers (readiness). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

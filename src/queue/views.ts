@@ -1,0 +1,74 @@
+import { priorityNameOf, skipsTheLine } from '../domain/priority.js';
+import { isTerminal } from '../domain/pull-request-state.js';
+import { shownQueueState } from '../domain/queue-state.js';
+import type { QueueEntryRecord, QueueRecord } from '../domain/records.js';
+import type { Stores } from '../ports/stores.js';
+import type { PullRequestView } from '../api/schemas/pull-request.js';
+import type { QueueView } from '../api/schemas/queue.js';
+
+/**
+ * Views are derived from stored facts on every read: readiness, the shown queue
+ * state and the PR's targets for its current head are never stored twice.
+ */
+export async function pullRequestView(
+  stores: Stores,
+  queue: QueueRecord,
+  entry: QueueEntryRecord,
+  options: { includeTimeline?: boolean } = {},
+): Promise<PullRequestView> {
+  const facts = entry.facts;
+  // Targets count for the head sha the host reported; without a host, the latest upload.
+  const targets = await stores.impactedTargets.latest(queue.id, entry.prNumber, facts?.headSha);
+  const priorityName = priorityNameOf(entry.priority);
+  const view: PullRequestView = {
+    id: entry.id,
+    state: entry.state,
+    readiness: {
+      hasImpactedTargets: targets !== null,
+      requiresImpactedTargets: queue.config.mode === 'parallel',
+      doesBaseBranchMatch: facts !== null && facts.baseBranch === queue.targetBranch,
+      gitHubMergeability: facts?.mergeability ?? 'unspecified',
+    },
+    stateChangedAt: entry.stateChangedAt.toISOString(),
+    submittedAt: entry.submittedAt.toISOString(),
+    priorityValue: entry.priority,
+    skipTheLine: skipsTheLine(entry.priority),
+    isCurrentlySubmittedToQueue: !isTerminal(entry.state),
+    noBatch: entry.noBatch,
+    prNumber: entry.prNumber,
+  };
+  if (priorityName) view.priorityName = priorityName;
+  if (facts) {
+    view.prTitle = facts.title;
+    view.prSha = facts.headSha;
+    view.prBaseBranch = facts.baseBranch;
+    view.prAuthor = facts.author;
+  }
+  if (targets) view.impactedTargets = targets.targets;
+  if (options.includeTimeline) {
+    view.timeline = [...entry.timeline].reverse().map((event) => ({
+      timestamp: event.at.toISOString(),
+      state: event.state,
+      reason: event.reason,
+      ...(event.detail ? { detail: event.detail } : {}),
+    }));
+  }
+  return view;
+}
+
+export async function queueView(stores: Stores, queue: QueueRecord): Promise<QueueView> {
+  const entries = await stores.entries.listEnqueued(queue.id);
+  const enqueuedPullRequests = [];
+  for (const entry of entries) enqueuedPullRequests.push(await pullRequestView(stores, queue, entry));
+  return {
+    id: queue.id,
+    repo: queue.repo,
+    targetBranch: queue.targetBranch,
+    branch: queue.targetBranch,
+    state: shownQueueState(queue.requestedState, queue.modeSwitchStartedAt),
+    ...queue.config,
+    createdAt: queue.createdAt.toISOString(),
+    updatedAt: queue.updatedAt.toISOString(),
+    enqueuedPullRequests,
+  };
+}

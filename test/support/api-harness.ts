@@ -1,0 +1,51 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
+import { buildServer } from '../../src/api/build-server.js';
+import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
+import type { Stores } from '../../src/ports/stores.js';
+import { tokenService } from '../../src/tokens/token-service.js';
+import { createTestDatabaseUri, dropTestDatabase, type TestDatabaseUri } from './test-database.js';
+
+/** A server on its own throw-away database, driven with inject. */
+export interface ApiHarness {
+  app: FastifyInstance;
+  stores: Stores;
+  database: TestDatabaseUri;
+  /** Mints a token for an organization, as `mq token create` does. */
+  tokenFor(owner: string, host?: string): Promise<string>;
+  post(path: string, body: unknown, token?: string): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startApiHarness(
+  options: { hosts?: Record<string, GitHost>; now?: () => Date; prefix?: string } = {},
+): Promise<ApiHarness> {
+  const database = createTestDatabaseUri(options.prefix ?? 'api');
+  const stores = await openMongoStores({ uri: database.uri });
+  const app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
+  await app.ready();
+  const tokens = tokenService(stores.tokens);
+  return {
+    app,
+    stores,
+    database,
+    async tokenFor(owner, host = 'github.com') {
+      return (await tokens.create({ host, owner })).token;
+    },
+    post(path, body, token) {
+      return app.inject({
+        method: 'POST',
+        url: path,
+        headers: { 'content-type': 'application/json', ...(token ? { 'x-api-token': token } : {}) },
+        payload: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    },
+    async close() {
+      await app.close();
+      await stores.close();
+      await dropTestDatabase(database);
+    },
+  };
+}
+
+export const repo = (owner = 'acme', name = 'widgets', host = 'github.com') => ({ host, owner, name });
