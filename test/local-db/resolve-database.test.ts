@@ -12,7 +12,7 @@ import {
   type ResolveDatabaseDeps,
   type ResolvedDatabase,
 } from '../../src/local-db/resolve-database.js';
-import { createTestDatabaseUri, dropTestDatabase, withDatabaseName } from '../support/test-database.js';
+import { createTestDatabaseUri, dropTestDatabase, stopTestServer, withDatabaseName } from '../support/test-database.js';
 
 const quiet: LocalDbLog = { info: () => {}, warn: () => {} };
 const base = { projectRoot: '/project', log: quiet };
@@ -206,9 +206,10 @@ describe('resolveDatabase with the real FerretDB', () => {
 });
 
 describe('the jest test database (test/support)', () => {
+  afterAll(() => stopTestServer());
   it('gives each caller its own database on the global server, and drops it', async () => {
-    const one = createTestDatabaseUri('resolve-database.test');
-    const two = createTestDatabaseUri('resolve-database.test');
+    const one = await createTestDatabaseUri('resolve-database.test');
+    const two = await createTestDatabaseUri('resolve-database.test');
     expect(one.dbName).not.toBe(two.dbName);
     expect(one.dbName).toMatch(/^[a-zA-Z0-9_-]{1,63}$/);
     const client = new MongoClient(one.uri, { serverSelectionTimeoutMS: 5_000 });

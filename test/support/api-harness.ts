@@ -4,7 +4,7 @@ import { buildServer } from '../../src/api/build-server.js';
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { tokenService } from '../../src/tokens/token-service.js';
-import { createTestDatabaseUri, dropTestDatabase, type TestDatabaseUri } from './test-database.js';
+import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from './test-database.js';
 
 /** A server on its own throw-away database, driven with inject. */
 export interface ApiHarness {
@@ -20,7 +20,7 @@ export interface ApiHarness {
 export async function startApiHarness(
   options: { hosts?: Record<string, GitHost>; now?: () => Date; prefix?: string } = {},
 ): Promise<ApiHarness> {
-  const database = createTestDatabaseUri(options.prefix ?? 'api');
+  const database = await createTestDatabaseUri(options.prefix ?? 'api');
   const stores = await openMongoStores({ uri: database.uri });
   const app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
   await app.ready();
@@ -44,6 +44,7 @@ export async function startApiHarness(
       await app.close();
       await stores.close();
       await dropTestDatabase(database);
+      await stopTestServer();
     },
   };
 }

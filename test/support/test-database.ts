@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
+import { resolveDatabase } from '../../src/local-db/resolve-database.js';
 
 /** A database of its own for one test file: parallel jest workers never share data. */
 export interface TestDatabaseUri {
@@ -8,21 +12,43 @@ export interface TestDatabaseUri {
   dbName: string;
 }
 
-/** The server started by test/support/global-setup.ts, without a database name. */
-export function testServerUri(): string {
-  const uri = process.env.MQ_TEST_MONGODB_URI;
-  if (!uri) {
-    throw new Error('MQ_TEST_MONGODB_URI is not set: run the tests through jest (its globalSetup starts the database)');
-  }
-  return uri;
+/**
+ * The test server: MONGODB_URI when set, else a FerretDB of this test file's
+ * own on a free port and a temp data dir. Started per file rather than in
+ * jest's globalSetup because, in ESM mode, globalSetup is loaded by Node
+ * itself and cannot import our TypeScript sources.
+ */
+let server: Promise<{ uri: string; stop(): Promise<void> }> | undefined;
+
+export function testServer(): Promise<{ uri: string; stop(): Promise<void> }> {
+  server ??= (async () => {
+    if (process.env.MONGODB_URI) return { uri: process.env.MONGODB_URI, stop: async () => {} };
+    const dataDir = await mkdtemp(join(tmpdir(), 'mq-test-ferretdb-'));
+    const database = await resolveDatabase({ projectRoot: process.cwd(), ferretDbAddress: '127.0.0.1:0', dataDir });
+    return {
+      uri: database.uri,
+      async stop() {
+        await database.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  })();
+  return server;
+}
+
+/** Stops this file's test server (afterAll of the last user in the file). */
+export async function stopTestServer(): Promise<void> {
+  const running = server;
+  server = undefined;
+  if (running) await (await running).stop();
 }
 
 /** A fresh, unique database name on the test server; FerretDB allows [a-zA-Z0-9_-]{1,63}. */
-export function createTestDatabaseUri(prefix = 'test'): TestDatabaseUri {
+export async function createTestDatabaseUri(prefix = 'test'): Promise<TestDatabaseUri> {
   const safePrefix = prefix.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 30) || 'test';
   const worker = process.env.JEST_WORKER_ID ?? '0';
   const dbName = `${safePrefix}_w${worker}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  return { uri: withDatabaseName(testServerUri(), dbName), dbName };
+  return { uri: withDatabaseName((await testServer()).uri, dbName), dbName };
 }
 
 /** Drops the test file's database; call it in afterAll. */
