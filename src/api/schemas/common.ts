@@ -18,7 +18,8 @@ export const lowerCaseEnum = <const T extends readonly [string, ...string[]]>(va
 export const upperCaseEnum = <const T extends readonly [string, ...string[]]>(values: T) => caseInsensitiveEnum(values, upper);
 
 // Names as GitHub allows them, without a slash or whitespace: they become path
-// segments and database keys.
+// segments and database keys. Control characters are refused on purpose.
+/* eslint-disable no-control-regex */
 const segment = (max: number) =>
   z
     .string()
@@ -46,6 +47,8 @@ export const branchSchema = z
   .regex(/^[^\s~^:?*[\\\u0000-\u001f\u007f]+$/, 'must be a valid git branch name')
   .refine((b) => !b.startsWith('/') && !b.endsWith('/') && !b.endsWith('.') && !b.endsWith('.lock'), 'must be a valid git branch name')
   .refine((b) => !b.includes('..') && !b.includes('//') && !b.includes('@{') && !b.startsWith('-'), 'must be a valid git branch name');
+
+/* eslint-enable no-control-regex */
 
 export const prNumberSchema = z.number().int().min(1).max(2147483647).describe('The pull request number.');
 
