@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
@@ -23,7 +23,8 @@ export const API_VERSION = '1.0.0';
 export interface BuildServerOptions {
   stores: Stores;
   gitHosts: GitHostRegistry;
-  logger?: FastifyServerOptions['logger'];
+  /** The service's pino logger; none in tests. */
+  logger?: FastifyBaseLogger;
   now?: () => Date;
 }
 
@@ -32,14 +33,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Builds the HTTP server (not listening): tests drive it with inject, main.ts listens. */
 export async function buildServer(options: BuildServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Keep a caller's request id (proxies set one) so logs line up across hops.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    requestIdLogLabel: 'requestId',
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
