@@ -7,9 +7,8 @@
 # MONGODB_URI (docker-compose.yml wires one to a MongoDB container).
 # The CLI is in the image too: `docker exec <container> node dist/cli/main.js token create ...`.
 #
-# Node runs as PID 1 here, which gets no default signal handling: run with
-# `--init` (compose: `init: true`) so `docker stop` is delivered promptly,
-# unless the service itself handles SIGTERM.
+# The service handles SIGTERM itself (graceful shutdown); `--init` (compose:
+# `init: true`) still helps reap any child processes.
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -17,13 +16,7 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm ci; if it refuses the lockfile, npm install --no-save (same locked versions,
-# lockfile untouched). Lockfiles written on the project's dev machines lack other
-# platforms' optional binaries (@swc/core-darwin-*, ...), which npm ci rejects;
-# .ci/run checks that this is the only gap, so real drift is still caught in CI.
-RUN npm ci --no-audit --no-fund \
- || { echo "npm ci refused package-lock.json: falling back to npm install --no-save" >&2; \
-      npm install --no-save --no-audit --no-fund; }
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
@@ -32,9 +25,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund \
- || { echo "npm ci refused package-lock.json: falling back to npm install --no-save" >&2; \
-      npm install --no-save --omit=dev --no-audit --no-fund; }
+RUN npm ci --omit=dev --no-audit --no-fund
 
 # ---- runtime ----
 FROM ${NODE_IMAGE} AS runtime
