@@ -49,5 +49,11 @@ export const STATE_CHANGE_REASONS = [
   'merged',
   'preempted',
   'queue_deleted',
+  'test_started',
+  'rebuilt',
+  'base_moved',
+  'not_mergeable',
+  'bisecting',
+  'proven_by_later_run',
 ] as const;
 export type StateChangeReason = (typeof STATE_CHANGE_REASONS)[number];

@@ -1,0 +1,148 @@
+import { assertNever } from './assert-never.js';
+import type { DecisionContext } from './context.js';
+import type { EngineEntry, EngineEvent } from './model.js';
+import { runOf } from './order.js';
+
+/** Records what happened. Consequences (runs, merges) are settled afterwards. */
+export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
+  const { state } = ctx;
+  switch (event.type) {
+    case 'submitted': {
+      const existing = ctx.entry(event.entryId);
+      if (existing) {
+        existing.priority = event.priority;
+        existing.noBatch = event.noBatch;
+        return;
+      }
+      state.entries.push({
+        id: event.entryId,
+        prNumber: event.prNumber,
+        state: 'NOT_READY',
+        priority: event.priority,
+        noBatch: event.noBatch,
+        submittedAt: ctx.now,
+        facts: event.facts,
+        targets: event.targets ?? null,
+        unitKey: null,
+        bisection: false,
+        admittedAt: null,
+      });
+      ctx.hint(event.entryId, 'submitted');
+      ctx.emit({ type: 'pull_request.submitted', prNumbers: [event.prNumber] });
+      return;
+    }
+    case 'priority_changed': {
+      const entry = ctx.entry(event.entryId);
+      if (!entry) return;
+      entry.priority = event.priority;
+      entry.noBatch = event.noBatch;
+      return;
+    }
+    case 'cancelled':
+      ctx.conclude(event.entryId, 'CANCELLED', 'user_requested');
+      return;
+    case 'restart_requested':
+      restart(ctx, event.entryId);
+      return;
+    case 'impacted_targets_set': {
+      const entry = ctx.entryByPr(event.prNumber);
+      if (entry && (!entry.facts || entry.facts.headSha === event.targets.sha)) entry.targets = event.targets;
+      return;
+    }
+    case 'pr_facts_changed':
+      applyFacts(ctx, event);
+      return;
+    case 'run_finished': {
+      const run = state.runs.find((r) => r.id === event.runId);
+      if (!run || run.status !== 'running') return; // Stale: the run was cancelled or replaced.
+      run.finishedAt = ctx.now;
+      if (event.conflictEntryId && run.unit.concat(run.ahead).some((h) => h.entryId === event.conflictEntryId)) {
+        // Only the conflicting PR fails; everything else is rebuilt without it.
+        run.status = 'failed';
+        ctx.conclude(event.conflictEntryId, 'FAILED', 'merge_conflict');
+        const stillThere = state.runs.find((r) => r === run);
+        if (stillThere) ctx.dropRun(run, 'rebuilt');
+        return;
+      }
+      run.status = event.passed ? 'passed' : 'failed';
+      run.failedChecks = event.passed ? [] : [...(event.failedChecks ?? [])];
+      run.failureReason = event.passed ? null : 'failed_tests';
+      return;
+    }
+    case 'merge_finished': {
+      const run = state.runs.find((r) => r.id === event.runId);
+      if (state.mergingRunId !== event.runId || !run) return;
+      state.mergingRunId = null;
+      if (!event.ok) {
+        ctx.dropRun(run, 'rebuilt');
+        return;
+      }
+      const merged = [...run.ahead, ...run.unit].filter((h) => ctx.entry(h.entryId));
+      const base = state.baseSha ? (state.knownBases[state.baseSha] ?? { root: state.baseSha, heads: [] }) : { root: event.newBaseSha, heads: [] };
+      state.knownBases[event.newBaseSha] = { root: base.root, heads: [...base.heads, ...merged.map((h) => `${h.entryId}@${h.headSha}`)] };
+      state.baseSha = event.newBaseSha;
+      state.runs = state.runs.filter((r) => r !== run);
+      for (const head of merged) {
+        // Their own runs (if an optimistic merge overtook them) are moot now.
+        const own = runOf(state, head.entryId);
+        if (own) ctx.dropRun(own, 'merged');
+        ctx.conclude(head.entryId, 'MERGED', 'merged');
+      }
+      pruneKnownBases(ctx);
+      return;
+    }
+    case 'base_moved':
+      if (event.sha !== state.baseSha) {
+        state.baseSha = event.sha;
+        pruneKnownBases(ctx);
+      }
+      return;
+    case 'config_changed': {
+      const modeChanged = event.config.mode !== state.config.mode;
+      state.config = event.config;
+      state.requestedState = event.requestedState;
+      if (modeChanged && state.runs.some((r) => r.status === 'running')) state.switchingModes = true;
+      return;
+    }
+    case 'tick':
+      return;
+    default:
+      assertNever(event);
+  }
+}
+
+function restart(ctx: DecisionContext, entryId: string): void {
+  const run = runOf(ctx.state, entryId);
+  if (!run || run.status === 'passed') return;
+  // Same content, same place in the chain: only this run is replaced.
+  if (run.status === 'running') ctx.actions.push({ type: 'cancel_run', runId: run.id });
+  const replacement = { ...run, id: `r${ctx.state.nextRunSeq++}`, status: 'running' as const, startedAt: ctx.now, finishedAt: null, failedChecks: [], failureReason: null };
+  ctx.state.runs = ctx.state.runs.map((r) => (r === run ? replacement : r));
+  ctx.actions.push({ type: 'start_run', run: replacement });
+  for (const head of run.unit) ctx.hint(head.entryId, 'restart_requested');
+}
+
+function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'pr_facts_changed' }>): void {
+  const entry = ctx.entryByPr(event.prNumber);
+  if (!entry) return;
+  const previous = entry.facts;
+  if (event.merged) return ctx.conclude(entry.id, 'MERGED', 'merged_outside_queue');
+  if (!event.facts.open) return ctx.conclude(entry.id, 'CANCELLED', 'closed');
+  const queued = entry.state !== 'NOT_READY';
+  if (queued && previous && previous.headSha !== event.facts.headSha) return ctx.conclude(entry.id, 'CANCELLED', 'pushed_to');
+  if (queued && event.facts.baseBranch !== ctx.state.targetBranch) return ctx.conclude(entry.id, 'CANCELLED', 'base_changed');
+  if (queued && event.facts.draft) return ctx.conclude(entry.id, 'CANCELLED', 'converted_to_draft');
+  entry.facts = event.facts;
+  if (previous && previous.headSha !== event.facts.headSha) dropStaleTargets(entry);
+}
+
+function dropStaleTargets(entry: EngineEntry): void {
+  if (entry.targets && entry.targets.sha !== entry.facts?.headSha) entry.targets = null;
+}
+
+/** Keeps only the known bases a run or the branch still refers to. */
+function pruneKnownBases(ctx: DecisionContext): void {
+  const { state } = ctx;
+  const used = new Set([state.baseSha, ...state.runs.map((r) => r.baseSha)]);
+  state.knownBases = Object.fromEntries(Object.entries(state.knownBases).filter(([sha]) => used.has(sha)));
+}

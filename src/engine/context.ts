@@ -1,0 +1,92 @@
+import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
+import type { EmittedEvent, EngineAction, EngineEntry, EngineRun, EngineState } from './model.js';
+import { runOf } from './order.js';
+
+/** Why an entry changed state in this decision, when the default reason would be wrong. */
+export interface Hint {
+  reason: StateChangeReason;
+  detail?: string;
+}
+
+/**
+ * The working copy of one decision: the next state, the actions so far, and
+ * the reasons behind state changes. Only decide() creates one.
+ */
+export class DecisionContext {
+  readonly actions: EngineAction[] = [];
+  readonly hints = new Map<string, Hint>();
+  /** The earliest time decide() must run again (batch waits, timeouts). */
+  wakeAt: number | null = null;
+  /** States before this decision, to publish only real changes. */
+  readonly before: Map<string, PullRequestState>;
+
+  constructor(
+    readonly state: EngineState,
+    readonly now: number,
+  ) {
+    this.before = new Map(state.entries.map((e) => [e.id, e.state]));
+  }
+
+  entry(id: string): EngineEntry | undefined {
+    return this.state.entries.find((e) => e.id === id);
+  }
+
+  entryByPr(prNumber: number): EngineEntry | undefined {
+    return this.state.entries.find((e) => e.prNumber === prNumber);
+  }
+
+  hint(entryId: string, reason: StateChangeReason, detail?: string): void {
+    this.hints.set(entryId, detail ? { reason, detail } : { reason });
+  }
+
+  /** Publishes a state change that later steps of this decision may build on. */
+  publishNow(entry: EngineEntry, reason: StateChangeReason): void {
+    if (this.before.get(entry.id) === entry.state) return;
+    this.actions.push({ type: 'publish_status', entryId: entry.id, prNumber: entry.prNumber, state: entry.state, reason });
+    if (entry.state === 'PENDING') this.emit({ type: 'pull_request.queued', prNumbers: [entry.prNumber], reason });
+    this.before.set(entry.id, entry.state);
+  }
+
+  wakeNoLaterThan(at: number): void {
+    if (at > this.now && (this.wakeAt === null || at < this.wakeAt)) this.wakeAt = at;
+  }
+
+  emit(event: EmittedEvent): void {
+    this.actions.push({ type: 'emit', event });
+  }
+
+  /** Forgets a run; a running one is cancelled. Its PRs go back to waiting. */
+  dropRun(run: EngineRun, reason: StateChangeReason): void {
+    if (run.status === 'running') this.actions.push({ type: 'cancel_run', runId: run.id });
+    this.state.runs = this.state.runs.filter((r) => r !== run);
+    if (this.state.mergingRunId === run.id) this.state.mergingRunId = null;
+    for (const head of run.unit) {
+      const entry = this.entry(head.entryId);
+      if (entry && entry.state !== 'NOT_READY') {
+        entry.state = 'PENDING';
+        if (!this.hints.has(entry.id)) this.hint(entry.id, reason);
+      }
+    }
+  }
+
+  /** Takes an entry out of the queue for good, with the reason it ends. */
+  conclude(entryId: string, state: 'MERGED' | 'FAILED' | 'CANCELLED', reason: StateChangeReason, detail?: string): void {
+    const entry = this.entry(entryId);
+    if (!entry) return;
+    const run = runOf(this.state, entryId);
+    if (run && state !== 'MERGED') {
+      // The run tested this PR with others: they are tested again without it.
+      this.dropRun(run, 'rebuilt');
+    }
+    this.state.entries = this.state.entries.filter((e) => e !== entry);
+    if (state !== 'CANCELLED') this.recordOutcome(state === 'FAILED' ? 1 : 0);
+    this.actions.push({ type: 'publish_status', entryId, prNumber: entry.prNumber, state, reason, ...(detail ? { detail } : {}) });
+    const type = state === 'MERGED' ? 'pull_request.merged' : state === 'FAILED' ? 'pull_request.failed' : 'pull_request.canceled';
+    this.emit({ type, prNumbers: [entry.prNumber], reason, ...(run ? { runId: run.id } : {}) });
+  }
+
+  private recordOutcome(failed: 0 | 1): void {
+    const outcomes = [...this.state.recentOutcomes, failed];
+    this.state.recentOutcomes = outcomes.slice(-50);
+  }
+}

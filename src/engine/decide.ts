@@ -1,0 +1,18 @@
+import { applyEvent } from './apply-event.js';
+import { DecisionContext } from './context.js';
+import type { Decision, EngineEvent, EngineState } from './model.js';
+import { publish } from './publish.js';
+import { settle } from './settle.js';
+
+/**
+ * The queue engine: the next state of a queue and the actions to carry out,
+ * from the current state, one event and the time. Pure: the input is not
+ * modified, and the same arguments always give the same decision.
+ */
+export function decide(state: EngineState, event: EngineEvent, now: number): Decision {
+  const ctx = new DecisionContext(structuredClone(state), now);
+  applyEvent(ctx, event);
+  settle(ctx);
+  publish(ctx);
+  return { state: ctx.state, actions: ctx.actions };
+}

@@ -1,0 +1,19 @@
+import { DEFAULT_QUEUE_CONFIG, type QueueConfig } from '../domain/queue-config.js';
+import type { EngineState } from './model.js';
+
+/** A new, empty queue. */
+export function initialEngineState(targetBranch: string, config: Partial<QueueConfig> = {}, baseSha: string | null = null): EngineState {
+  return {
+    targetBranch,
+    config: { ...DEFAULT_QUEUE_CONFIG, ...config },
+    requestedState: 'RUNNING',
+    switchingModes: false,
+    baseSha,
+    knownBases: {},
+    entries: [],
+    runs: [],
+    nextRunSeq: 1,
+    mergingRunId: null,
+    recentOutcomes: [],
+  };
+}

@@ -1,0 +1,154 @@
+import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
+import type { QueueConfig } from '../domain/queue-config.js';
+import type { RequestedQueueState } from '../domain/queue-state.js';
+import type { HostMergeability } from '../domain/records.js';
+
+/**
+ * The queue engine's world: plain data, no I/O. `decide(state, event, now)`
+ * turns one of these into the next, plus the actions the runner must carry out.
+ * Times are milliseconds since the epoch, passed in; nothing here reads a clock.
+ */
+
+/** What the repository host says about a PR, as far as admission needs it. */
+export interface PrFacts {
+  headSha: string;
+  baseBranch: string;
+  open: boolean;
+  draft: boolean;
+  mergeability: HostMergeability;
+}
+
+/** Targets CI computed for one head sha; 'ALL' overlaps everything. */
+export interface ImpactedTargets {
+  sha: string;
+  targets: readonly string[] | 'ALL';
+}
+
+/** A pull request in the queue (terminal entries leave the engine's state). */
+export interface EngineEntry {
+  id: string;
+  prNumber: number;
+  state: PullRequestState;
+  priority: number;
+  noBatch: boolean;
+  /** FIFO key within a priority. */
+  submittedAt: number;
+  facts: PrFacts | null;
+  targets: ImpactedTargets | null;
+  /** Entries sharing a key are tested together: the halves of a bisected batch. */
+  unitKey: string | null;
+  /** Set when this entry's unit came from bisecting a failed batch. */
+  bisection: boolean;
+  /** When the entry became PENDING (batch waiting counts from here). */
+  admittedAt: number | null;
+}
+
+/** One PR head a run applies on top of its base, in order. */
+export interface AppliedHead {
+  entryId: string;
+  headSha: string;
+}
+
+export type RunStatus = 'running' | 'passed' | 'failed';
+
+/** A CI run: base + `ahead` + `unit`, deciding the entries of `unit`. */
+export interface EngineRun {
+  id: string;
+  /** Start order; runs of one chain are ordered by it. */
+  seq: number;
+  baseSha: string;
+  /** Heads of PRs ahead that the run includes ("dependent PRs"). */
+  ahead: AppliedHead[];
+  /** The PR(s) the run decides: several when batched. */
+  unit: AppliedHead[];
+  status: RunStatus;
+  startedAt: number;
+  finishedAt: number | null;
+  isBisection: boolean;
+  /** Checks that failed, when it failed. */
+  failedChecks: string[];
+  failureReason: 'failed_tests' | 'timed_out' | 'merge_conflict' | null;
+}
+
+/** A sha the queue produced by merging, and what it contains relative to a root. */
+export interface KnownBase {
+  root: string;
+  heads: string[];
+}
+
+export interface EngineState {
+  targetBranch: string;
+  config: QueueConfig;
+  requestedState: RequestedQueueState;
+  switchingModes: boolean;
+  /** Head of the target branch as last seen; null until the host tells us. */
+  baseSha: string | null;
+  /** Shas the queue's own merges produced: lets runs built before a merge stay valid. */
+  knownBases: Record<string, KnownBase>;
+  entries: EngineEntry[];
+  runs: EngineRun[];
+  nextRunSeq: number;
+  /** The run whose merge is in flight: one merge at a time keeps the branch linear. */
+  mergingRunId: string | null;
+  /** Recent PR outcomes (1 = failed), newest last: sizes batches to the failure rate. */
+  recentOutcomes: number[];
+}
+
+export type PrFactsChange = PrFacts & { merged?: boolean };
+
+/** Everything that can happen to a queue. */
+export type EngineEvent =
+  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null }
+  | { type: 'priority_changed'; entryId: string; priority: number; noBatch: boolean }
+  | { type: 'cancelled'; entryId: string }
+  | { type: 'restart_requested'; entryId: string }
+  | { type: 'impacted_targets_set'; prNumber: number; targets: ImpactedTargets }
+  | { type: 'pr_facts_changed'; prNumber: number; facts: PrFacts; merged: boolean }
+  | {
+      type: 'run_finished';
+      runId: string;
+      passed: boolean;
+      failedChecks?: string[];
+      /** A PR whose head would not merge onto the run's content: it alone fails. */
+      conflictEntryId?: string;
+    }
+  | { type: 'merge_finished'; runId: string; ok: true; newBaseSha: string }
+  | { type: 'merge_finished'; runId: string; ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' | 'merge_failed' }
+  | { type: 'base_moved'; sha: string }
+  | { type: 'config_changed'; config: QueueConfig; requestedState: RequestedQueueState }
+  | { type: 'tick' };
+
+/** Public events for outgoing webhooks (issue 5) and logs. */
+export interface EmittedEvent {
+  type:
+    | 'pull_request.submitted'
+    | 'pull_request.queued'
+    | 'pull_request.testing'
+    | 'pull_request.merged'
+    | 'pull_request.failed'
+    | 'pull_request.canceled'
+    | 'pull_request_batch.testing'
+    | 'pull_request_batch.pending_failure'
+    | 'pull_request_batch.merged'
+    | 'pull_request_batch.failed';
+  prNumbers: number[];
+  runId?: string;
+  reason?: StateChangeReason;
+  isBisection?: boolean;
+}
+
+/** What the runner must do, in domain words. */
+export type EngineAction =
+  | { type: 'start_run'; run: EngineRun }
+  | { type: 'cancel_run'; runId: string }
+  /** Advance the target branch to the run's tested content: its unit and everything ahead. */
+  | { type: 'merge'; runId: string; entryIds: string[]; expectedBaseSha: string }
+  | { type: 'publish_status'; entryId: string; prNumber: number; state: PullRequestState; reason: StateChangeReason; detail?: string }
+  | { type: 'emit'; event: EmittedEvent }
+  /** Call decide with a tick at this time (batch waits, test timeouts). */
+  | { type: 'wake_at'; at: number };
+
+export interface Decision {
+  state: EngineState;
+  actions: EngineAction[];
+}

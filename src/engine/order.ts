@@ -1,0 +1,72 @@
+import { overlaps, token } from './content.js';
+import type { AppliedHead, EngineEntry, EngineRun, EngineState } from './model.js';
+
+/** The run deciding this entry now, if any. */
+export function runOf(state: EngineState, entryId: string): EngineRun | undefined {
+  return state.runs.find((run) => run.unit.some((head) => head.entryId === entryId));
+}
+
+/** In the queue proper: admitted, possibly testing. NOT_READY entries have no place yet. */
+export function isQueued(entry: EngineEntry): boolean {
+  return entry.state !== 'NOT_READY';
+}
+
+function byFifo(a: EngineEntry, b: EngineEntry): number {
+  return a.priority - b.priority || a.submittedAt - b.submittedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Queue order. Urgent PRs first (they may interrupt runs); then PRs already in
+ * a run, in the order their runs were built (priority never reorders what is
+ * testing); then waiting PRs by priority, then FIFO.
+ */
+export function queueOrder(state: EngineState): EngineEntry[] {
+  const queued = state.entries.filter(isQueued);
+  const urgent = queued.filter((e) => e.priority === 0).sort(byFifo);
+  const inRun = queued.filter((e) => e.priority !== 0 && runOf(state, e.id));
+  const positionInRun = (e: EngineEntry) => {
+    const run = runOf(state, e.id) as EngineRun;
+    return run.seq * 10_000 + run.unit.findIndex((h) => h.entryId === e.id);
+  };
+  inRun.sort((a, b) => positionInRun(a) - positionInRun(b));
+  const waiting = queued.filter((e) => e.priority !== 0 && !runOf(state, e.id)).sort(byFifo);
+  return [...urgent, ...inRun, ...waiting];
+}
+
+/**
+ * Whether runs behind this entry should include it. A PR whose run failed is
+ * kept in them only while its failure may still be excused: a later passing
+ * run that contains it (optimistic merge) or the runs behind it we wait for.
+ */
+export function expectedToMerge(state: EngineState, entry: EngineEntry): boolean {
+  if (runOf(state, entry.id)?.status !== 'failed') return true;
+  return state.config.canOptimisticallyMerge || state.config.pendingFailureDepth > 0;
+}
+
+/**
+ * What a unit starting at `index` of `order` must be tested on top of: in a
+ * single queue every PR ahead still expected to merge; in a parallel queue only
+ * those its impacted targets depend on, directly or through another PR.
+ */
+export function aheadOf(state: EngineState, order: EngineEntry[], index: number, unit: EngineEntry[]): EngineEntry[] {
+  const candidates = order.slice(0, index).filter((e) => expectedToMerge(state, e) && !unit.includes(e));
+  if (state.config.mode === 'single') return candidates;
+  const lane = [...unit];
+  const found: EngineEntry[] = [];
+  for (let i = candidates.length - 1; i >= 0; i--) {
+    const candidate = candidates[i] as EngineEntry;
+    if (lane.some((member) => overlaps(candidate, member))) {
+      found.push(candidate);
+      lane.push(candidate);
+    }
+  }
+  return found.reverse();
+}
+
+export function headsOf(entries: EngineEntry[]): AppliedHead[] {
+  return entries.map((e) => ({ entryId: e.id, headSha: e.facts?.headSha ?? '' }));
+}
+
+export function tokens(heads: AppliedHead[]): string[] {
+  return heads.map(token);
+}

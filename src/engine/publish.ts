@@ -1,0 +1,60 @@
+import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
+import type { DecisionContext } from './context.js';
+import type { EngineEntry, EngineRun } from './model.js';
+import { runOf } from './order.js';
+
+const MINUTE = 60_000;
+
+/** A queued entry's state follows from its run: stored facts, derived state. */
+function derivedState(entry: EngineEntry, run: EngineRun | undefined): PullRequestState {
+  if (entry.state === 'NOT_READY') return 'NOT_READY';
+  switch (run?.status) {
+    case 'running':
+      return 'TESTING';
+    case 'passed':
+      return 'TESTS_PASSED';
+    case 'failed':
+      return 'PENDING_FAILURE';
+    default:
+      return 'PENDING';
+  }
+}
+
+function defaultReason(state: PullRequestState, run: EngineRun | undefined): StateChangeReason {
+  switch (state) {
+    case 'TESTING':
+      return 'test_started';
+    case 'TESTS_PASSED':
+      return 'tests_passed';
+    case 'PENDING_FAILURE':
+      return run?.failureReason ?? 'failed_tests';
+    case 'PENDING':
+      return 'rebuilt';
+    default:
+      return 'submitted';
+  }
+}
+
+/**
+ * Final pass of a decision: every entry takes the state its run implies, each
+ * change is published with its reason, and the next wake-up is scheduled.
+ */
+export function publish(ctx: DecisionContext): void {
+  const { state } = ctx;
+  for (const entry of state.entries) {
+    const run = runOf(state, entry.id);
+    const next = derivedState(entry, run);
+    entry.state = next;
+    if (ctx.before.get(entry.id) === next) continue;
+    const hint = ctx.hints.get(entry.id);
+    const reason = hint && next !== 'TESTING' && next !== 'TESTS_PASSED' ? hint.reason : defaultReason(next, run);
+    const detail = next === 'PENDING_FAILURE' && run?.failedChecks.length ? run.failedChecks.join(', ') : hint?.detail;
+    ctx.actions.push({ type: 'publish_status', entryId: entry.id, prNumber: entry.prNumber, state: next, reason, ...(detail ? { detail } : {}) });
+    if (next === 'PENDING') ctx.emit({ type: 'pull_request.queued', prNumbers: [entry.prNumber], reason });
+    if (next === 'TESTING') ctx.emit({ type: 'pull_request.testing', prNumbers: [entry.prNumber], ...(run ? { runId: run.id, isBisection: run.isBisection } : {}) });
+  }
+  for (const run of state.runs) {
+    if (run.status === 'running') ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE);
+  }
+  if (ctx.wakeAt !== null) ctx.actions.push({ type: 'wake_at', at: ctx.wakeAt });
+}
