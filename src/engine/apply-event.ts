@@ -77,11 +77,13 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         ctx.dropRun(run, 'rebuilt');
         return;
       }
-      const merged = [...run.ahead, ...run.unit].filter((h) => ctx.entry(h.entryId));
+      // The branch now holds every head the run applied, even of a PR cancelled meanwhile.
       const base = state.baseSha ? (state.knownBases[state.baseSha] ?? { root: state.baseSha, heads: [] }) : { root: event.newBaseSha, heads: [] };
-      state.knownBases[event.newBaseSha] = { root: base.root, heads: [...base.heads, ...merged.map((h) => `${h.entryId}@${h.headSha}`)] };
+      const added = [...run.ahead, ...run.unit].map((h) => `${h.entryId}@${h.headSha}`).filter((t) => !base.heads.includes(t));
+      state.knownBases[event.newBaseSha] = { root: base.root, heads: [...base.heads, ...added] };
       state.baseSha = event.newBaseSha;
       state.runs = state.runs.filter((r) => r !== run);
+      const merged = [...run.ahead, ...run.unit].filter((h) => ctx.entry(h.entryId));
       for (const head of merged) {
         // Their own runs (if an optimistic merge overtook them) are moot now.
         const own = runOf(state, head.entryId);

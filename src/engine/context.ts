@@ -57,9 +57,10 @@ export class DecisionContext {
 
   /** Forgets a run; a running one is cancelled. Its PRs go back to waiting. */
   dropRun(run: EngineRun, reason: StateChangeReason): void {
+    // A merge already requested cannot be taken back: its outcome decides the run.
+    if (this.state.mergingRunId === run.id) return;
     if (run.status === 'running') this.actions.push({ type: 'cancel_run', runId: run.id });
     this.state.runs = this.state.runs.filter((r) => r !== run);
-    if (this.state.mergingRunId === run.id) this.state.mergingRunId = null;
     for (const head of run.unit) {
       const entry = this.entry(head.entryId);
       if (entry && entry.state !== 'NOT_READY') {

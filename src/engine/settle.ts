@@ -17,8 +17,10 @@ export function settle(ctx: DecisionContext): void {
     const before = fingerprint(ctx);
     admit(ctx);
     timeOut(ctx);
+    shed(ctx);
     reconcile(ctx);
     decideFailures(ctx);
+    reconcile(ctx);
     merge(ctx);
     startRuns(ctx);
     endModeSwitch(ctx);
@@ -62,6 +64,12 @@ function timeOut(ctx: DecisionContext): void {
   }
 }
 
+/** After concurrency is lowered, the deepest runs stop so the limit holds at once. */
+function shed(ctx: DecisionContext): void {
+  const running = ctx.state.runs.filter((r) => r.status === 'running').sort((a, b) => b.seq - a.seq);
+  for (const run of running.slice(0, Math.max(0, running.length - ctx.state.config.concurrency))) ctx.dropRun(run, 'rebuilt');
+}
+
 /** Where a run's unit stands in the queue, and what it must be tested on. */
 function expectedAhead(ctx: DecisionContext, order: EngineEntry[], run: EngineRun): EngineEntry[] | null {
   const unit = run.unit.map((h) => ctx.entry(h.entryId));
@@ -91,11 +99,19 @@ export function isValid(ctx: DecisionContext, order: EngineEntry[], run: EngineR
   return unmergedAhead.join() === headsOf(ahead).map(token).join();
 }
 
+/**
+ * Drops runs that no longer test what the queue would test now, one at a time:
+ * each drop moves PRs in the order, which may invalidate the runs behind them.
+ */
 function reconcile(ctx: DecisionContext): void {
-  const order = queueOrder(ctx.state);
-  for (const run of [...ctx.state.runs]) {
-    if (run.id === ctx.state.mergingRunId) continue; // Its merge decides it.
-    if (!isValid(ctx, order, run)) ctx.dropRun(run, whyInvalid(ctx, order, run));
+  for (;;) {
+    const order = queueOrder(ctx.state);
+    const invalid = ctx.state.runs
+      .filter((run) => run.id !== ctx.state.mergingRunId) // Its merge decides it.
+      .sort((a, b) => a.seq - b.seq)
+      .find((run) => !isValid(ctx, order, run));
+    if (!invalid) return;
+    ctx.dropRun(invalid, whyInvalid(ctx, order, invalid));
   }
 }
 
@@ -122,7 +138,8 @@ function decideFailures(ctx: DecisionContext): void {
     if (!aheadSettled) continue;
     const tokens = run.unit.map(token);
     const behind = state.runs.filter((r) => r.seq > run.seq && tokens.every((t) => r.ahead.map(token).includes(t)));
-    if (state.config.canOptimisticallyMerge && behind.some((r) => r.status === 'passed')) continue; // Proven by a later run.
+    // Proven by a later run that contains it: the optimistic merge takes both (single queues).
+    if (state.config.mode === 'single' && state.config.canOptimisticallyMerge && behind.some((r) => r.status === 'passed')) continue;
     const finishedBehind = behind.filter((r) => r.status !== 'running').length;
     const runningBehind = behind.length - finishedBehind;
     if (finishedBehind < state.config.pendingFailureDepth && runningBehind > 0) continue;

@@ -1,0 +1,57 @@
+/**
+ * Property tests of the pure engine over random event sequences: arrivals,
+ * breaking and flaky PRs, pushes, cancels, priority and config changes, pauses,
+ * base moves and restarts of the runner (the state goes through JSON). A small
+ * model of the world executes the engine's actions and checks what must hold.
+ */
+import fc from 'fast-check';
+import { notReadyReason } from '../../src/engine/admission.js';
+import { decide } from '../../src/engine/decide.js';
+import { initialEngineState } from '../../src/engine/initial-state.js';
+import { command, World } from './support/engine-world.js';
+
+const commands = fc.array(command, { minLength: 5, maxLength: 80 });
+/** More runs for a deeper search: MQ_PROPERTY_RUNS=5000 npm run test:unit -- test/engine */
+const scale = Number(process.env.MQ_PROPERTY_RUNS ?? 300) / 300;
+
+test('safety: only tested content merges, never twice, never after cancel, never a broken PR; concurrency and order hold', () => {
+  fc.assert(
+    fc.property(commands, (cmds) => {
+      const world = new World();
+      for (const c of cmds) world.apply(c);
+      world.drain();
+    }),
+    { numRuns: Math.round(300 * scale) },
+  );
+});
+
+test('liveness: every submitted PR ends terminal, or waits in NOT_READY for a reason the API states', () => {
+  fc.assert(
+    fc.property(commands, (cmds) => {
+      const world = new World();
+      for (const c of cmds) world.apply(c);
+      world.drain();
+      for (const entry of world.state.entries) {
+        expect(entry.state).toBe('NOT_READY');
+        expect(notReadyReason(world.state, entry)).not.toBeNull();
+      }
+    }),
+    { numRuns: Math.round(200 * scale) },
+  );
+});
+
+test('replay determinism: the same events give the same decisions', () => {
+  fc.assert(
+    fc.property(commands, (cmds) => {
+      const world = new World();
+      for (const c of cmds) world.apply(c);
+      let state = initialEngineState('main', { concurrency: 2 }, 'root0');
+      world.events.forEach(({ event, now }, i) => {
+        const replayed = decide(state, event, now);
+        expect(replayed.actions).toEqual(world.decisions[i]);
+        state = replayed.state;
+      });
+    }),
+    { numRuns: Math.round(100 * scale) },
+  );
+});
