@@ -10,7 +10,7 @@ import { queueService } from '../queue/queue-service.js';
 import { tokenService } from '../tokens/token-service.js';
 import { forbidOtherOrganizations, registerTokenAuth, API_TOKEN_HEADER } from './auth.js';
 import type { ApiDeps } from './deps.js';
-import { registerErrorHandling } from './errors.js';
+import { registerErrorHandling, sendError } from './errors.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { pullRequestRoutes } from './routes/pull-request-routes.js';
 import { queueRoutes } from './routes/queue-routes.js';
@@ -35,6 +35,11 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Malformed URLs and the like: plain text like every other error.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 400, 'The URL is not valid.');
+      return sendError(reply, 400, 'The request is not valid HTTP for this service.');
+    },
     // Keep a caller's request id (proxies set one) so logs line up across hops.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -43,19 +43,40 @@ export async function renderQueueMetrics(stores: Stores, queues: QueueRecord[], 
     depth.set(labels, enqueued.length);
     awaiting.set(labels, enqueued.filter(awaitsMergeability).length);
     slots.set(labels, runsInProgress);
-    for (const conclusion of ['merged', 'failed', 'cancelled'] as const) {
-      conclusions.set({ ...labels, conclusion }, changed.filter((e) => concludedAs(e, conclusion, since)).length);
-    }
-    restarts.set(labels, countRestarts(changed, since));
     // Touch the histograms so every queue shows its series, even when empty.
     wait.zero(labels);
     test.zero(labels);
     inQueue.zero(labels);
+    // Every attempt of an entry counts, not just its current one: a PR cancelled and
+    // submitted again within the hour still concluded once (its history says so).
+    const tally = { MERGED: 0, FAILED: 0, CANCELLED: 0, restarts: 0 };
     for (const entry of changed) {
-      const firstTest = firstTestStart(entry);
-      if (firstTest && firstTest >= since) wait.observe(labels, seconds(entry.submittedAt, firstTest));
-      if (entry.concludedAt && entry.concludedAt >= since) inQueue.observe(labels, seconds(entry.submittedAt, entry.concludedAt));
+      let attemptStart = entry.submittedAt;
+      let tested = false;
+      for (const event of entry.timeline) {
+        if (event.reason === 'submitted' || event.reason === 'resubmitted') {
+          attemptStart = event.at;
+          tested = false;
+        }
+        if (event.at < since) {
+          if (event.state === 'TESTING') tested = true;
+          continue;
+        }
+        if (event.reason === 'restart_requested') tally.restarts += 1;
+        if (event.state === 'TESTING' && !tested) {
+          tested = true;
+          wait.observe(labels, seconds(attemptStart, event.at));
+        }
+        if (event.state === 'MERGED' || event.state === 'FAILED' || event.state === 'CANCELLED') {
+          tally[event.state] += 1;
+          inQueue.observe(labels, seconds(attemptStart, event.at));
+        }
+      }
     }
+    for (const conclusion of ['merged', 'failed', 'cancelled'] as const) {
+      conclusions.set({ ...labels, conclusion }, tally[conclusion.toUpperCase() as 'MERGED' | 'FAILED' | 'CANCELLED']);
+    }
+    restarts.set(labels, tally.restarts);
     for (const run of finishedRuns) observeRun(test, labels, run);
   }
   return registry.metrics();
@@ -68,19 +89,6 @@ function seconds(from: Date, to: Date): number {
 function awaitsMergeability(entry: QueueEntryRecord): boolean {
   const mergeability = entry.facts?.mergeability ?? 'unspecified';
   return entry.state === 'NOT_READY' && (mergeability === 'unspecified' || mergeability === 'in_progress');
-}
-
-function concludedAs(entry: QueueEntryRecord, conclusion: 'merged' | 'failed' | 'cancelled', since: Date): boolean {
-  return entry.concludedAt !== null && entry.concludedAt >= since && entry.state === conclusion.toUpperCase();
-}
-
-function countRestarts(entries: QueueEntryRecord[], since: Date): number {
-  return entries.reduce((n, e) => n + e.timeline.filter((t) => t.reason === 'restart_requested' && t.at >= since).length, 0);
-}
-
-/** The first TESTING of the current attempt. */
-function firstTestStart(entry: QueueEntryRecord): Date | undefined {
-  return entry.timeline.find((t) => t.state === 'TESTING' && t.at >= entry.submittedAt)?.at;
 }
 
 function observeRun(histogram: Histogram<string>, labels: Record<string, string>, run: TestRunRecord): void {

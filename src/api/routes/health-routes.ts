@@ -7,7 +7,9 @@ export function healthRoutes(stores: Stores): FastifyPluginAsync {
   return async (app) => {
     app.get('/healthz', { schema: { hide: true }, logLevel: 'warn' }, async () => ({ status: 'ok' }));
     app.get('/readyz', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => {
-      if (await stores.ping()) return { status: 'ready' };
+      // A store that throws instead of answering false is just as unready: 503, not 500.
+      const ready = await stores.ping().catch(() => false);
+      if (ready) return { status: 'ready' };
       return sendError(reply, 503, 'The database is not reachable.');
     });
   };

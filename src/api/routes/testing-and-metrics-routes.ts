@@ -31,7 +31,13 @@ export function testingAndMetricsRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         tags: ['Metrics'],
         summary: "Queue metrics of the token's organization in the text exposition format",
         querystring: metricsQuery,
-        response: { 200: z.string().describe('text/plain; version=0.0.4; charset=utf-8') },
+        // Documented as the text it is, not as a JSON string.
+        response: {
+          200: {
+            description: 'Metrics in the text exposition format, version 0.0.4.',
+            content: { [METRICS_CONTENT_TYPE]: { schema: z.string() } },
+          },
+        },
       },
       handler: async (request, reply) => {
         const token = request.apiToken;
