@@ -2,11 +2,12 @@
  * The service: configuration → database → HTTP server. Wiring only; every
  * decision lives in the modules it connects.
  */
+import { hostname } from 'node:os';
 import { openDatabase, type OpenDatabase } from './database.js';
 import { buildServer } from './api/build-server.js';
 import { loadConfig } from './config/env.js';
 import { createLogger } from './logger.js';
-import { gitHostRegistry } from './ports/git-host.js';
+import { composeQueueServices } from './compose-queue.js';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -26,13 +27,21 @@ try {
 }
 log.info({ source: database.source }, 'database ready');
 
-// Repository hosts (sandbox, GitHub) arrive with the next issues; until then
-// submitted pull requests wait in NOT_READY with mergeability "unspecified".
-const gitHosts = gitHostRegistry({});
-log.info('no repository host is configured: submitted pull requests stay NOT_READY');
+const { gitHosts, runner, sandbox } = composeQueueServices({
+  stores: database.stores,
+  log,
+  sandbox: config.MQ_SANDBOX,
+  owner: `${hostname()}:${config.PORT}`,
+});
+log.info(
+  { sandbox: config.MQ_SANDBOX },
+  config.MQ_SANDBOX ? 'sandbox host on: repositories on host "sandbox" are simulated' : 'sandbox host off',
+);
 
-const app = await buildServer({ stores: database.stores, gitHosts, logger: log });
+const app = await buildServer({ stores: database.stores, gitHosts, runner, sandbox, logger: log });
 await app.listen({ port: config.PORT, host: config.HOST });
+// Resume every queue: replay persisted actions, re-arm timers, re-ask hosts for runs in flight.
+await runner.start();
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

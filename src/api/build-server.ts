@@ -15,20 +15,46 @@ import { healthRoutes } from './routes/health-routes.js';
 import { pullRequestRoutes } from './routes/pull-request-routes.js';
 import { queueRoutes } from './routes/queue-routes.js';
 import { testingAndMetricsRoutes } from './routes/testing-and-metrics-routes.js';
+import { sandboxRoutes } from './routes/sandbox-routes.js';
+import type { SandboxHost } from '../adapters/sandbox/sandbox-host.js';
+import { QueueRunner } from '../runner/queue-runner.js';
 
 /** The seed's body limit for every v1 endpoint. */
 export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
 export const API_VERSION = '1.0.0';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The queues' writer (one per server). */
+    queueRunner: QueueRunner;
+  }
+}
+
 export interface BuildServerOptions {
   stores: Stores;
   gitHosts: GitHostRegistry;
+  /** The queues' writer; built here from stores and hosts when not given. */
+  runner?: QueueRunner;
+  /** Serves /sandbox/* when given. */
+  sandbox?: SandboxHost;
   /** The service's pino logger; none in tests. */
   logger?: FastifyBaseLogger;
   now?: () => Date;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** JSON bodies only, a valid token (checked before the body is read), and only the token's organization. */
+function protect(scope: FastifyInstance, deps: ApiDeps): void {
+  // Only JSON bodies: anything else is a 415, not a string for the schema to reject.
+  scope.removeContentTypeParser('text/plain');
+  registerTokenAuth(scope, deps.tokens);
+  // Runs after validation, so `repo` is known to be well-formed.
+  scope.addHook('preHandler', async (request, reply) => {
+    const repo = (request.body as { repo?: { host: string; owner: string; name: string } } | undefined)?.repo;
+    if (repo && forbidOtherOrganizations(request, reply, repo)) return reply;
+  });
+}
 
 /** Builds the HTTP server (not listening): tests drive it with inject, main.ts listens. */
 export async function buildServer(options: BuildServerOptions): Promise<FastifyInstance> {
@@ -55,11 +81,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
 
   const now = options.now ?? (() => new Date());
   const log = app.log;
+  const runner = options.runner ?? new QueueRunner({ stores: options.stores, hosts: options.gitHosts, log, now: () => now().getTime() });
+  app.decorate('queueRunner', runner);
+  app.addHook('onClose', async () => runner.stop());
   const deps: ApiDeps = {
     stores: options.stores,
     tokens: tokenService(options.stores.tokens, now),
-    queues: queueService(options.stores, now),
-    pullRequests: pullRequestService(options.stores, options.gitHosts, log, now),
+    queues: queueService(options.stores, runner, now),
+    pullRequests: pullRequestService(options.stores, options.gitHosts, runner, log, now),
+    runner,
     now,
   };
 
@@ -80,19 +110,22 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
 
   await app.register(
     async (v1) => {
-      // Only JSON bodies: anything else is a 415, not a string for the schema to reject.
-      v1.removeContentTypeParser('text/plain');
-      registerTokenAuth(v1, deps.tokens);
-      // Runs after validation, so `repo` is known to be well-formed.
-      v1.addHook('preHandler', async (request, reply) => {
-        const repo = (request.body as { repo?: { host: string; owner: string; name: string } } | undefined)?.repo;
-        if (repo && forbidOtherOrganizations(request, reply, repo)) return reply;
-      });
+      protect(v1, deps);
       await v1.register(queueRoutes(deps));
       await v1.register(pullRequestRoutes(deps));
       await v1.register(testingAndMetricsRoutes(deps));
     },
     { prefix: '/v1' },
   );
+  const sandbox = options.sandbox;
+  if (sandbox) {
+    await app.register(
+      async (scope) => {
+        protect(scope, deps);
+        await scope.register(sandboxRoutes(sandbox));
+      },
+      { prefix: '/sandbox' },
+    );
+  }
   return app;
 }

@@ -2,6 +2,7 @@ import type { Stores } from '../ports/stores.js';
 import type { PullRequestService } from '../queue/pull-request-service.js';
 import type { QueueService } from '../queue/queue-service.js';
 import type { TokenService } from '../tokens/token-service.js';
+import type { QueueRunner } from '../runner/queue-runner.js';
 
 /** What the HTTP layer needs from the application; built once in build-server. */
 export interface ApiDeps {
@@ -9,5 +10,6 @@ export interface ApiDeps {
   tokens: TokenService;
   queues: QueueService;
   pullRequests: PullRequestService;
+  runner: QueueRunner;
   now: () => Date;
 }

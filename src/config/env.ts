@@ -26,6 +26,11 @@ export const envSchema = z.object({
   MQ_DATA_DIR: optionalString,
   /** Loopback port of the local FerretDB shared by the service and the `mq` CLI. */
   MQ_LOCAL_DB_PORT: z.coerce.number().int().min(1).max(65535).default(27217),
+  /** The simulated host for repositories on host "sandbox" (demos, trials, tests). */
+  MQ_SANDBOX: z
+    .enum(['true', 'false', '1', '0', 'on', 'off'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1' || v === 'on'),
   // The GitHub App. Optional until the GitHub host is configured.
   APP_ID: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a numeric GitHub App id').optional()),
   PRIVATE_KEY: optionalString,

@@ -102,6 +102,8 @@ export interface TestedPullRequest {
 export interface TestRunRecord {
   id: string;
   queueId: string;
+  /** The engine's name for the run, when the queue runner started it. */
+  engineRunId?: string | null;
   status: TestRunStatus;
   baseSha: string;
   testBranch: string;

@@ -100,10 +100,17 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       }
       return;
     case 'config_changed': {
-      const modeChanged = event.config.mode !== state.config.mode;
-      state.config = event.config;
+      const currentMode = state.config.mode;
+      const busy = state.runs.some((r) => r.status === 'running');
       state.requestedState = event.requestedState;
-      if (modeChanged && state.runs.some((r) => r.status === 'running')) state.switchingModes = true;
+      if (event.config.mode !== currentMode && busy) {
+        // Runs in flight were built for the current mode: it stays until they end.
+        state.config = { ...event.config, mode: currentMode };
+        state.switchingToMode = event.config.mode;
+      } else {
+        state.config = event.config;
+        state.switchingToMode = null;
+      }
       return;
     }
     case 'tick':

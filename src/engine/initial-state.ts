@@ -7,7 +7,7 @@ export function initialEngineState(targetBranch: string, config: Partial<QueueCo
     targetBranch,
     config: { ...DEFAULT_QUEUE_CONFIG, ...config },
     requestedState: 'RUNNING',
-    switchingModes: false,
+    switchingToMode: null,
     baseSha,
     knownBases: {},
     entries: [],

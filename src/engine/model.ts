@@ -1,5 +1,5 @@
 import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
-import type { QueueConfig } from '../domain/queue-config.js';
+import type { QueueConfig, QueueMode } from '../domain/queue-config.js';
 import type { RequestedQueueState } from '../domain/queue-state.js';
 import type { HostMergeability } from '../domain/records.js';
 
@@ -80,7 +80,11 @@ export interface EngineState {
   targetBranch: string;
   config: QueueConfig;
   requestedState: RequestedQueueState;
-  switchingModes: boolean;
+  /**
+   * Set while a mode change waits for runs in flight to end (SWITCHING_MODES):
+   * until then the queue keeps working in `config.mode`, the old mode.
+   */
+  switchingToMode: QueueMode | null;
   /** Head of the target branch as last seen; null until the host tells us. */
   baseSha: string | null;
   /** Shas the queue's own merges produced: lets runs built before a merge stay valid. */

@@ -31,7 +31,7 @@ export function settle(ctx: DecisionContext): void {
 
 function fingerprint(ctx: DecisionContext): string {
   const { state } = ctx;
-  return JSON.stringify([state.entries.map((e) => [e.id, e.state, e.unitKey]), state.runs.map((r) => [r.id, r.status]), state.mergingRunId, state.switchingModes, ctx.actions.length]);
+  return JSON.stringify([state.entries.map((e) => [e.id, e.state, e.unitKey]), state.runs.map((r) => [r.id, r.status]), state.mergingRunId, state.switchingToMode, ctx.actions.length]);
 }
 
 function admit(ctx: DecisionContext): void {
@@ -196,7 +196,7 @@ function merge(ctx: DecisionContext): void {
 
 function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
-  if (state.requestedState !== 'RUNNING' || state.switchingModes || !state.baseSha) return;
+  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha) return;
   let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length;
   const order = queueOrder(state);
   let index = 0;
@@ -270,7 +270,8 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
 
 function endModeSwitch(ctx: DecisionContext): void {
   const { state } = ctx;
-  if (state.switchingModes && !state.runs.some((r) => r.status === 'running') && !state.mergingRunId) {
-    state.switchingModes = false;
+  if (state.switchingToMode && !state.runs.some((r) => r.status === 'running') && !state.mergingRunId) {
+    state.config = { ...state.config, mode: state.switchingToMode };
+    state.switchingToMode = null;
   }
 }

@@ -1,14 +1,76 @@
 import type { PullRequestFacts } from '../domain/records.js';
+import type { MergeMethod } from '../domain/queue-config.js';
 import type { RepoRef } from '../domain/repo.js';
 
+/** A PR head a test run applies, in order. */
+export interface TestedHead {
+  prNumber: number;
+  headSha: string;
+}
+
+/** What to build and test: the base plus these heads, in this order. */
+export interface TestRunRequest {
+  /** Opaque to the host; reported back with the run's results. */
+  queueId: string;
+  repo: RepoRef;
+  targetBranch: string;
+  runId: string;
+  baseSha: string;
+  heads: TestedHead[];
+}
+
+/** Where the host built a run: CI results arrive later as events. */
+export type TestRunStarted =
+  | { ok: true; testBranch: string; testBranchSha: string | null }
+  /** The PR whose head does not apply on top of what is before it. */
+  | { ok: false; reason: 'merge_conflict'; prNumber: number };
+
+export interface MergeRequest {
+  repo: RepoRef;
+  targetBranch: string;
+  runId: string;
+  /** The branch must still be here, or the merge is refused (it moved outside the queue). */
+  expectedBaseSha: string;
+  heads: TestedHead[];
+  mergeMethod: MergeMethod;
+}
+
+export type MergeOutcome =
+  | { ok: true; newBaseSha: string }
+  | { ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' | 'merge_failed' };
+
 /**
- * A repository host (GitHub, the sandbox): where PR facts come from and, in
- * later issues, where test branches are built and PRs merged. Adapters live in
+ * A repository host (the sandbox, GitHub): where PR facts come from, where test
+ * runs are built and where PRs are merged. Every call is safe to repeat with the
+ * same arguments (the runner replays actions after a restart). Adapters live in
  * src/adapters/; the rest of the code knows only this port.
  */
 export interface GitHost {
   /** The PR as the host sees it now, or null when the host has no such PR. */
   readPullRequest(repo: RepoRef, prNumber: number): Promise<PullRequestFacts | null>;
+  /** The sha a branch points to, or null when it does not exist. */
+  readBranchHead(repo: RepoRef, branch: string): Promise<string | null>;
+  startTestRun(request: TestRunRequest): Promise<TestRunStarted>;
+  cancelTestRun(repo: RepoRef, runId: string): Promise<void>;
+  merge(request: MergeRequest): Promise<MergeOutcome>;
+}
+
+/** A check's result on a test run, as the host reports it. */
+export interface CheckResult {
+  name: string;
+  url?: string;
+  status: string;
+  conclusion?: string;
+}
+
+/**
+ * What hosts tell the queue on their own initiative (CI finished, a PR or a
+ * branch changed): the sandbox calls it directly, GitHub through webhooks.
+ */
+export interface HostEvents {
+  testRunFinished(report: { queueId: string; runId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] }): Promise<void>;
+  pullRequestChanged(repo: RepoRef, prNumber: number): Promise<void>;
+  branchMoved(repo: RepoRef, branch: string, sha: string): Promise<void>;
 }
 
 /** Picks the adapter for a `repo.host`; undefined when none is configured for it. */

@@ -10,6 +10,8 @@ import type {
 } from '../domain/records.js';
 import type { PullRequestState } from '../domain/pull-request-state.js';
 import type { RepoRef } from '../domain/repo.js';
+import type { EngineStore } from './engine-store.js';
+import type { SandboxStore } from './sandbox-store.js';
 
 /**
  * The persistence ports. Adapters (MongoDB today) implement them with plain
@@ -55,6 +57,7 @@ export interface EntryPageQuery {
 export interface QueueEntryStore {
   insert(entry: Omit<QueueEntryRecord, 'id'>): Promise<InsertOutcome<QueueEntryRecord>>;
   find(queueId: string, prNumber: number): Promise<QueueEntryRecord | null>;
+  findById(id: string): Promise<QueueEntryRecord | null>;
   /** Writes the entry's fields and appends new timeline events to its history. */
   save(entry: QueueEntryRecord, newEvents: TimelineEvent[]): Promise<void>;
   /** Entries still in the queue, in queue order (priority, then FIFO). */
@@ -74,8 +77,16 @@ export interface ImpactedTargetsStore {
   summary(queueId: string, prNumber: number, sha?: string): Promise<{ sha: string; all: boolean; count: number } | null>;
 }
 
+/** What the runner changes on a test run as it progresses. */
+export type TestRunChange = Partial<
+  Pick<TestRunRecord, 'status' | 'finishedAt' | 'testBranch' | 'testBranchSha' | 'checkRuns' | 'statusChecks' | 'failureStatuses' | 'requiredStatuses' | 'requiredStatusesSource'>
+>;
+
 export interface TestRunStore {
   insert(run: Omit<TestRunRecord, 'id'>): Promise<TestRunRecord>;
+  /** The run the engine calls `engineRunId` in this queue. */
+  findByEngineRunId(queueId: string, engineRunId: string): Promise<TestRunRecord | null>;
+  update(id: string, change: TestRunChange): Promise<void>;
   findById(queueId: string, id: string): Promise<TestRunRecord | null>;
   /** The newest run that tested this PR. */
   latestForPr(queueId: string, prNumber: number): Promise<TestRunRecord | null>;
@@ -90,6 +101,8 @@ export interface Stores {
   entries: QueueEntryStore;
   impactedTargets: ImpactedTargetsStore;
   testRuns: TestRunStore;
+  engine: EngineStore;
+  sandbox: SandboxStore;
   /** Whether the database answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -19,7 +19,10 @@ export function decodeCursor(cursor: string): { submittedAt: Date; id: string } 
     if (typeof parsed !== 'object' || parsed === null) return null;
     const { t, id } = parsed as { t?: unknown; id?: unknown };
     if (typeof t !== 'number' || !Number.isFinite(t) || typeof id !== 'string' || !/^[0-9a-f]{24}$/.test(id)) return null;
-    return { submittedAt: new Date(t), id };
+    const submittedAt = new Date(t);
+    // A finite number can still be outside the Date range (an Invalid Date the database cannot cast).
+    if (Number.isNaN(submittedAt.getTime())) return null;
+    return { submittedAt, id };
   } catch {
     return null;
   }

@@ -1,9 +1,10 @@
-import { IN_FLIGHT_STATES } from '../domain/pull-request-state.js';
 import { DEFAULT_QUEUE_CONFIG, type QueueConfig, type QueueMode } from '../domain/queue-config.js';
 import type { QueueRecord } from '../domain/records.js';
 import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
 import type { UpdateQueueRequest } from '../api/schemas/queue.js';
+import { KeyedMutex } from '../concurrency/keyed-mutex.js';
+import type { QueueRunner } from '../runner/queue-runner.js';
 import { conflict, invalid, notFound, succeed, type Outcome } from './outcome.js';
 
 export function describeQueue(repo: RepoRef, targetBranch: string): string {
@@ -17,21 +18,11 @@ export async function findQueue(stores: Stores, repo: RepoRef, targetBranch: str
 }
 
 /** Creating, reading, reconfiguring and deleting queues. */
-export function queueService(stores: Stores, now: () => Date = () => new Date()) {
+export function queueService(stores: Stores, runner: QueueRunner, now: () => Date = () => new Date()) {
   // An update reads the config, merges the change and writes the whole config back:
   // run one update per queue at a time, or concurrent updates overwrite each other.
   // (Within this process only; several replicas would need a conditional write.)
-  const pending = new Map<string, Promise<unknown>>();
-  async function oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const run = (pending.get(key) ?? Promise.resolve()).then(work, work);
-    const settled = run.catch(() => undefined);
-    pending.set(key, settled);
-    try {
-      return await run;
-    } finally {
-      if (pending.get(key) === settled) pending.delete(key);
-    }
-  }
+  const updates = new KeyedMutex();
 
   async function updateNow(input: UpdateQueueRequest): Promise<Outcome<QueueRecord>> {
     const found = await findQueue(stores, input.repo, input.targetBranch);
@@ -51,19 +42,16 @@ export function queueService(stores: Stores, now: () => Date = () => new Date())
     if (requiredStatuses !== undefined) config.requiredStatuses = [...new Set(requiredStatuses)];
     if (deleteRequiredStatuses) delete config.requiredStatuses;
 
-    let modeSwitchStartedAt: Date | null | undefined;
-    if (config.mode !== queue.config.mode) {
-      // Runs in flight were built for the old mode: let them end before the new one starts.
-      const inFlight = await stores.entries.countInStates(queue.id, IN_FLIGHT_STATES);
-      if (inFlight > 0) modeSwitchStartedAt = now();
-    }
     const updated = await stores.queues.update(queue.id, {
       config,
       ...(state ? { requestedState: state } : {}),
-      ...(modeSwitchStartedAt ? { modeSwitchStartedAt } : {}),
       updatedAt: now(),
     });
-    return updated ? succeed(updated) : notFound(`No queue exists for ${describeQueue(input.repo, input.targetBranch)}.`);
+    if (!updated) return notFound(`No queue exists for ${describeQueue(input.repo, input.targetBranch)}.`);
+    // The engine decides what the change means for runs in flight (a mode change may
+    // put the queue in SWITCHING_MODES); the queue record is read back after it.
+    await runner.dispatch(queue.id, { type: 'config_changed', config: updated.config, requestedState: updated.requestedState });
+    return succeed((await stores.queues.findById(queue.id)) ?? updated);
   }
 
   return {
@@ -84,11 +72,13 @@ export function queueService(stores: Stores, now: () => Date = () => new Date())
         updatedAt: at,
       });
       if (!inserted.ok) return conflict(`A queue already exists for ${describeQueue(input.repo, input.targetBranch)}.`);
+      // The engine learns the branch's head now, so the first PR can start at once.
+      await runner.pump(inserted.value.id);
       return succeed(inserted.value);
     },
 
     update(input: UpdateQueueRequest): Promise<Outcome<QueueRecord>> {
-      return oneAtATime(`${repoKey(input.repo)}\n${input.targetBranch}`, () => updateNow(input));
+      return updates.run(`${repoKey(input.repo)}\n${input.targetBranch}`, () => updateNow(input));
     },
 
     async delete(input: { repo: RepoRef; targetBranch: string }): Promise<Outcome<QueueRecord>> {
@@ -100,6 +90,7 @@ export function queueService(stores: Stores, now: () => Date = () => new Date())
           `The queue for ${describeQueue(input.repo, input.targetBranch)} still holds ${enqueued} enqueued pull request(s); cancel or merge them first.`,
         );
       }
+      await runner.forget(found.value.id);
       await stores.queues.delete(found.value.id);
       return succeed(found.value);
     },

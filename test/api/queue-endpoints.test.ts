@@ -523,29 +523,13 @@ describe('POST /v1/updateQueue', () => {
     expect(json(res)).toMatchObject({ mode: 'parallel', state: 'RUNNING' });
   });
 
-  test('changing mode with a PR in TESTING shows SWITCHING_MODES, and config writes are then a 409', async () => {
+  // How a queue enters and leaves SWITCHING_MODES (a run in flight) is the engine's:
+  // test/e2e/sandbox-queue.test.ts. Here: what the API does while it is switching.
+  test('while SWITCHING_MODES, the queue shows it and config writes are a 409', async () => {
     const targetBranch = freshBranch('switching');
     const created = await createQueue(targetBranch);
-    const at = new Date();
-    await h.stores.entries.insert({
-      queueId: created.id as string,
-      prNumber: 501,
-      attempt: 1,
-      state: 'TESTING',
-      priority: 100,
-      noBatch: false,
-      submittedAt: at,
-      stateChangedAt: at,
-      concludedAt: null,
-      facts: null,
-      timeline: [
-        { at, state: 'NOT_READY', reason: 'submitted' },
-        { at, state: 'TESTING', reason: 'ready' },
-      ],
-    });
-    const switched = await updateQueue(targetBranch, { mode: 'parallel' });
-    expect(switched.statusCode).toBe(200);
-    expect(json(switched)).toMatchObject({ mode: 'parallel', state: 'SWITCHING_MODES' });
+    await updateQueue(targetBranch, { mode: 'parallel' });
+    await h.stores.queues.update(created.id as string, { modeSwitchStartedAt: new Date(), updatedAt: new Date() });
     const read = json(await getQueue(targetBranch));
     expect(read.state).toBe('SWITCHING_MODES');
     expect(read.mode).toBe('parallel');

@@ -1,6 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { buildServer } from '../../src/api/build-server.js';
+import { composeQueueServices } from '../../src/compose-queue.js';
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { tokenService } from '../../src/tokens/token-service.js';
@@ -14,15 +15,30 @@ export interface ApiHarness {
   /** Mints a token for an organization, as `mq token create` does. */
   tokenFor(owner: string, host?: string): Promise<string>;
   post(path: string, body: unknown, token?: string): Promise<LightMyRequestResponse>;
-  close(): Promise<void>;
+  close(options?: { keepDatabase?: boolean }): Promise<void>;
 }
 
 export async function startApiHarness(
-  options: { hosts?: Record<string, GitHost>; now?: () => Date; prefix?: string } = {},
+  options: {
+    hosts?: Record<string, GitHost>;
+    now?: () => Date;
+    prefix?: string;
+    /** Serve the sandbox host, its CI durations scaled by this factor, and start the runner. */
+    sandboxTimeScale?: number;
+    /** Another harness's database: a second service on the same data. */
+    database?: TestDatabaseUri;
+  } = {},
 ): Promise<ApiHarness> {
-  const database = await createTestDatabaseUri(options.prefix ?? 'api');
+  const database = options.database ?? (await createTestDatabaseUri(options.prefix ?? 'api'));
   const stores = await openMongoStores({ uri: database.uri });
-  const app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
+  let app: FastifyInstance;
+  if (options.sandboxTimeScale !== undefined) {
+    const services = composeQueueServices({ stores, log: silentLog, sandbox: true, sandboxTimeScale: options.sandboxTimeScale, hosts: options.hosts, pollMs: 200 });
+    app = await buildServer({ stores, gitHosts: services.gitHosts, runner: services.runner, sandbox: services.sandbox, now: options.now });
+    await services.runner.start();
+  } else {
+    app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
+  }
   await app.ready();
   const tokens = tokenService(stores.tokens);
   return {
@@ -40,13 +56,16 @@ export async function startApiHarness(
         payload: typeof body === 'string' ? body : JSON.stringify(body),
       });
     },
-    async close() {
+    async close(closeOptions = {}) {
       await app.close();
       await stores.close();
+      if (closeOptions.keepDatabase) return;
       await dropTestDatabase(database);
       await stopTestServer();
     },
   };
 }
+
+const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
 
 export const repo = (owner = 'acme', name = 'widgets', host = 'github.com') => ({ host, owner, name });

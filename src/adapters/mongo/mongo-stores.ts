@@ -1,6 +1,8 @@
 import mongoose from 'mongoose';
 import type { Stores } from '../../ports/stores.js';
 import { mongoApiTokenStore } from './api-token-store.js';
+import { mongoEngineStore } from './engine-store.js';
+import { mongoSandboxStore } from './sandbox-store.js';
 import { mongoImpactedTargetsStore } from './impacted-targets-store.js';
 import { mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
@@ -34,6 +36,8 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
     entries: mongoQueueEntryStore(connection),
     impactedTargets: mongoImpactedTargetsStore(connection),
     testRuns: mongoTestRunStore(connection),
+    engine: mongoEngineStore(connection),
+    sandbox: mongoSandboxStore(connection),
     async ping() {
       try {
         await connection.db?.admin().ping();

@@ -53,6 +53,11 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       const doc = await Entries.findOne({ queueId: queueObjectId(queueId), prNumber: Number(prNumber) }).lean<Doc>();
       return doc ? toRecord(doc) : null;
     },
+    async findById(id) {
+      const _id = parseObjectId(id);
+      const doc = _id ? await Entries.findById(_id).lean<Doc>() : null;
+      return doc ? toRecord(doc) : null;
+    },
     async save(entry, newEvents) {
       const { id, queueId: _queueId, timeline: _timeline, ...fields } = entry;
       const update: Record<string, unknown> = { $set: fields };

@@ -28,6 +28,14 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       });
       return toRecord(doc.toObject() as Doc);
     },
+    async findByEngineRunId(queueId, engineRunId) {
+      const doc = await Runs.findOne({ queueId: queueObjectId(queueId), engineRunId: String(engineRunId) }).lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async update(id, change) {
+      const _id = parseObjectId(id);
+      if (_id) await Runs.updateOne({ _id }, { $set: change });
+    },
     async findById(queueId, id) {
       const _id = parseObjectId(id);
       if (!_id) return null;

@@ -50,7 +50,9 @@ export const branchSchema = z
 
 /* eslint-enable no-control-regex */
 
-export const prNumberSchema = z.number().int().min(1).max(2147483647).describe('The pull request number.');
+// Range before int(): int() also checks the safe-integer range, and the first issue is
+// the one the 400 names, so 1e20 must read "at most 2147483647", not "at most 2^53-1".
+export const prNumberSchema = z.number().min(1).max(2147483647).int().describe('The pull request number.');
 
 /** A commit sha as hosts print it: hex, abbreviated or full (SHA-1 or SHA-256). */
 export const shaSchema = z
@@ -59,7 +61,7 @@ export const shaSchema = z
   .transform((s) => s.toLowerCase());
 
 export const MAX_UINT32 = 4294967295;
-export const uint32 = (min: 0 | 1) => z.number().int().min(min).max(MAX_UINT32);
+export const uint32 = (min: 0 | 1) => z.number().min(min).max(MAX_UINT32).int();
 
 /** Identity of a queue: every queue-level request carries it. */
 export const queueIdentity = {

@@ -7,7 +7,7 @@ const priorityNames = Object.keys(PRIORITY_NAMES) as [keyof typeof PRIORITY_NAME
 
 /** `urgent`, `high`, `medium`, `low`, or 0..255 (lower is more urgent). */
 export const prioritySchema = z
-  .union([lowerCaseEnum(priorityNames), z.number().int().min(0).max(MAX_PRIORITY_VALUE)])
+  .union([lowerCaseEnum(priorityNames), z.number().min(0).max(MAX_PRIORITY_VALUE).int()])
   .describe('A name (urgent=0, high=10, medium=100, low=200) or an integer 0..255; lower is more urgent.');
 
 const prRef = z.object({ number: prNumberSchema });
@@ -50,7 +50,7 @@ export const listPullRequestsRequest = z.object({
   state: z.union([upperCaseEnum(PULL_REQUEST_STATES), z.array(upperCaseEnum(PULL_REQUEST_STATES)).min(1)]).optional(),
   since: isoDateTime.optional(),
   until: isoDateTime.optional(),
-  take: z.number().int().min(1).max(100).optional(),
+  take: z.number().min(1).max(100).int().optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 

@@ -10,6 +10,8 @@ const testedPullRequestSchema = new Schema(
 const testRunSchema = new Schema(
   {
     queueId: { type: Schema.Types.ObjectId, required: true },
+    // The engine's name for the run ("r12"): unique per queue, set by the runner.
+    engineRunId: { type: String, default: null },
     status: { type: String, enum: TEST_RUN_STATUSES, required: true },
     baseSha: { type: String, required: true },
     testBranch: { type: String, required: true },
@@ -32,6 +34,7 @@ const testRunSchema = new Schema(
 );
 testRunSchema.index({ queueId: 1, testedPrNumbers: 1, createdAt: -1 });
 testRunSchema.index({ queueId: 1, status: 1 });
+testRunSchema.index({ queueId: 1, engineRunId: 1 });
 testRunSchema.index({ queueId: 1, finishedAt: 1 });
 
 export function testRunModel(connection: Connection) {

@@ -1,0 +1,168 @@
+/**
+ * The queue end to end through the v1 API alone, on the sandbox host: PRs flow
+ * NOT_READY → PENDING → TESTING → TESTS_PASSED → MERGED, or FAILED with a reason.
+ * Sandbox CI durations are scaled down (1 simulated second = 20 ms).
+ */
+import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+
+let h: ApiHarness;
+let token: string;
+beforeAll(async () => {
+  h = await startApiHarness({ prefix: 'sandbox', sandboxTimeScale: 0.02 });
+  token = await h.tokenFor('demo', 'sandbox');
+});
+afterAll(() => h.close());
+
+let repoCounter = 0;
+function newRepo() {
+  return { host: 'sandbox', owner: 'demo', name: `repo${++repoCounter}` };
+}
+
+async function ok(path: string, body: unknown) {
+  const res = await h.post(path, body, token);
+  if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
+
+async function prState(repo: object, number: number, includeTimeline = false) {
+  return ok('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number }, includeTimeline });
+}
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('a passing PR flows to MERGED, and the timeline shows every step with its reason', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, title: 'Add feature', ciSeconds: 5 });
+  const submitted = await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(submitted).toMatchObject({ state: 'TESTING', prTitle: 'Add feature', readiness: { gitHubMergeability: 'mergeable', doesBaseBranchMatch: true } });
+
+  const merged = await waitFor(() => prState(repo, 1, true), (pr) => pr.state === 'MERGED');
+  expect(merged.timeline.map((t: { state: string; reason: string }) => `${t.state}:${t.reason}`).reverse()).toEqual([
+    'NOT_READY:submitted',
+    'PENDING:ready',
+    'TESTING:test_started',
+    'TESTS_PASSED:tests_passed',
+    'MERGED:merged',
+  ]);
+  const details = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(details).toMatchObject({ status: 'succeeded', testedPullRequests: [{ prNumber: 1, title: 'Add feature' }] });
+  expect(details.testBranch).toMatch(/^mq\/main\//);
+  const sandbox = await ok('/sandbox/getRepository', { repo });
+  expect(sandbox.pullRequests['1']).toMatchObject({ merged: true, open: false });
+  expect(sandbox.branches.main).toBe(details.testBranchSha);
+});
+
+test('a breaking PR is FAILED with failed_tests and the failing check; the PR behind it merges', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main', concurrency: 2 });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, outcome: 'fail', ciSeconds: 5 });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 2 }, ciSeconds: 5 });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 2 } });
+
+  const failed = await waitFor(() => prState(repo, 1, true), (pr) => pr.state === 'FAILED');
+  expect(failed.timeline[0]).toMatchObject({ state: 'FAILED', reason: 'failed_tests', detail: 'sandbox-ci (#1)' });
+  const merged = await waitFor(() => prState(repo, 2), (pr) => pr.state === 'MERGED');
+  expect(merged.isCurrentlySubmittedToQueue).toBe(false);
+});
+
+test('a batch of three with one culprit: bisection finds it, the two innocent PRs merge', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/v1/updateQueue', { repo, targetBranch: 'main', batch: true, batchingMinSize: 3, batchingMaxWaitTimeMinutes: 10 });
+  for (const number of [1, 2, 3]) await ok('/sandbox/updatePullRequest', { repo, pr: { number }, ciSeconds: 3, outcome: number === 2 ? 'fail' : 'pass' });
+  for (const number of [1, 2, 3]) await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number } });
+
+  const states = await waitFor(
+    async () => Promise.all([1, 2, 3].map(async (n) => (await prState(repo, n)).state)),
+    (s) => s.every((state) => ['MERGED', 'FAILED'].includes(state)),
+  );
+  expect(states).toEqual(['MERGED', 'FAILED', 'MERGED']);
+});
+
+test('cancelling a PR under test stops its run; a push to a queued PR cancels it with pushed_to', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 600 });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 2 }, ciSeconds: 600 });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 2 } });
+  const cancelled = await ok('/v1/cancelPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(cancelled.state).toBe('CANCELLED');
+  const details = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(details.status).toBe('cancelled');
+  expect((await prState(repo, 2)).state).toBe('TESTING');
+
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 2 }, push: true });
+  const pushed = await prState(repo, 2, true);
+  expect(pushed.timeline[0]).toMatchObject({ state: 'CANCELLED', reason: 'pushed_to' });
+});
+
+test('a mode change while a run is in flight is SWITCHING_MODES until it ends; config writes meanwhile are 409', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 10 });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  const switching = await ok('/v1/updateQueue', { repo, targetBranch: 'main', mode: 'parallel' });
+  expect(switching).toMatchObject({ state: 'SWITCHING_MODES', mode: 'parallel' });
+  expect((await h.post('/v1/updateQueue', { repo, targetBranch: 'main', concurrency: 3 }, token)).statusCode).toBe(409);
+  const done = await waitFor(() => ok('/v1/getQueue', { repo, targetBranch: 'main' }), (q) => q.state === 'RUNNING');
+  expect(done.mode).toBe('parallel');
+});
+
+test('a push to the target branch from outside the queue rebuilds the run on the new base', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 20 });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  const before = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  const { sha } = await ok('/sandbox/pushToBranch', { repo, branch: 'main' });
+  const after = await waitFor(() => ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } }), (d) => d.testRunId !== before.testRunId);
+  expect(after.baseSha).toBe(sha);
+  await waitFor(() => prState(repo, 1), (pr) => pr.state === 'MERGED');
+});
+
+test('restarting a PR under test re-runs its tests in a new run, in the same place', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 600 });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  const first = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  const restarted = await ok('/v1/restartTestsOnPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(restarted.state).toBe('TESTING');
+  const second = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(second.testRunId).not.toBe(first.testRunId);
+  expect(second.status).toBe('in_progress');
+  const old = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', testRunId: first.testRunId });
+  expect(old.status).toBe('cancelled');
+  const timeline = (await prState(repo, 1, true)).timeline;
+  expect(timeline[0]).toMatchObject({ state: 'TESTING', reason: 'restart_requested' });
+});
+
+test('the runner survives a restart mid-run: a new runner on the same database finishes the work', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 5 });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  // A second service on the same database: the first one "dies" (its runner stops, its CI job with it).
+  await h.app.queueRunner.stop();
+  const second = await startApiHarness({ prefix: 'sandbox2', sandboxTimeScale: 0.02, database: h.database });
+  try {
+    const merged = await waitFor(
+      async () => (await second.post('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } }, token)).json(),
+      (pr) => pr.state === 'MERGED',
+    );
+    expect(merged.state).toBe('MERGED');
+  } finally {
+    await second.close({ keepDatabase: true });
+  }
+});
