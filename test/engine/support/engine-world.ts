@@ -14,7 +14,7 @@ const TARGETS = ['a', 'b', 'c', 'd'];
 const MINUTE = 60_000;
 
 export type Command =
-  | { kind: 'submit'; pr: number; priority: number; noBatch: boolean; breaks: boolean; targets: string[] | 'ALL' }
+  | { kind: 'submit'; pr: number; priority: number; noBatch: boolean; breaks: boolean; targets: string[] | 'ALL'; conflictsWith: number | null }
   | { kind: 'finish'; pick: number; flaky: boolean }
   | { kind: 'completeMerge'; ok: boolean }
   | { kind: 'cancel'; pick: number }
@@ -27,7 +27,7 @@ export type Command =
   | { kind: 'runnerRestart' };
 
 export const command: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('submit' as const), pr: fc.integer({ min: 1, max: 12 }), priority: fc.constantFrom(0, 10, 100, 100, 200), noBatch: fc.boolean(), breaks: fc.integer({ min: 0, max: 3 }).map((n) => n === 0), targets: fc.oneof(fc.subarray(TARGETS, { minLength: 1 }), fc.constant('ALL' as const)) }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('submit' as const), pr: fc.integer({ min: 1, max: 12 }), priority: fc.constantFrom(0, 10, 100, 100, 200), noBatch: fc.boolean(), breaks: fc.integer({ min: 0, max: 3 }).map((n) => n === 0), targets: fc.oneof(fc.subarray(TARGETS, { minLength: 1 }), fc.constant('ALL' as const)), conflictsWith: fc.option(fc.integer({ min: 1, max: 12 }), { freq: 6 }) }) },
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), flaky: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('completeMerge' as const), ok: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
@@ -70,6 +70,8 @@ export class World {
   private heads = new Map<number, number>(); // pr -> head version
   private breaking = new Set<string>(); // tokens of heads that break the build
   private targets = new Map<number, string[] | 'ALL'>();
+  /** Conflicting pairs of PRs: a run containing both cannot be built. */
+  private conflicts = new Set<string>();
   private attempts = new Map<number, number>();
   private running = new Map<string, { run: EngineRun; content: Content }>();
   private passed = new Map<string, Content>();
@@ -182,6 +184,7 @@ export class World {
         const facts = this.facts(c.pr);
         if (c.breaks) this.breaking.add(`e${c.pr}.${attempt}@${facts.headSha}`);
         this.targets.set(c.pr, c.targets);
+        if (c.conflictsWith !== null && c.conflictsWith !== c.pr) this.conflicts.add([c.pr, c.conflictsWith].sort().join('~'));
         this.send({ type: 'submitted', entryId: `e${c.pr}.${attempt}`, prNumber: c.pr, priority: c.priority, noBatch: c.noBatch, facts, targets: { sha: facts.headSha, targets: c.targets } });
         return;
       }
@@ -190,6 +193,14 @@ export class World {
         if (runs.length === 0) return;
         const { run, content } = runs[c.pick % runs.length] as { run: EngineRun; content: Content };
         this.running.delete(run.id);
+        const culprit = [...run.ahead, ...run.unit].find((h, i, all) =>
+          all.slice(0, i).some((before) => this.conflicts.has([prOf(before.entryId), prOf(h.entryId)].sort().join('~'))),
+        );
+        if (culprit) {
+          // The host could not apply this head on top of the ones before it.
+          this.send({ type: 'run_finished', runId: run.id, passed: false, conflictEntryId: culprit.entryId });
+          return;
+        }
         const broken = content.heads.some((h) => this.breaking.has(h));
         const passed = !broken && !c.flaky;
         if (passed) this.passed.set(run.id, content);
@@ -263,6 +274,10 @@ export class World {
     }
     throw new Error('the queue did not drain');
   }
+}
+
+function prOf(entryId: string): number {
+  return Number(entryId.slice(1).split('.')[0]);
 }
 
 function deepFreeze<T>(value: T): T {
