@@ -1,0 +1,41 @@
+import { metricsOf, type StrategyMetrics } from '../src/simulation/metrics.js';
+import { simulate } from '../src/simulation/simulator.js';
+import type { Strategy } from '../src/simulation/strategy.js';
+import { BorsStrategy } from '../src/simulation/strategies/bors-batch-bisect.js';
+import { EngineStrategy } from '../src/simulation/strategies/engine-strategy.js';
+import { GithubMergeQueueStrategy } from '../src/simulation/strategies/github-merge-queue.js';
+import { OracleStrategy } from '../src/simulation/strategies/oracle.js';
+import { SerialStrategy } from '../src/simulation/strategies/serial.js';
+import { generateWorkload } from '../src/simulation/workload.js';
+import { CI_CAPACITY, type BenchWorkload } from './queue-workloads.js';
+
+/** One workload's results: every strategy on the same PR stream. */
+export interface WorkloadResult {
+  workload: string;
+  description: string;
+  ours: BenchWorkload['ours'];
+  metrics: StrategyMetrics[];
+  violations: Record<string, string[]>;
+}
+
+export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, number]>): Strategy[] {
+  return [
+    new EngineStrategy(bench.ours),
+    new SerialStrategy(),
+    new BorsStrategy(),
+    new GithubMergeQueueStrategy(CI_CAPACITY),
+    new OracleStrategy(conflicts, CI_CAPACITY, bench.lanes),
+  ];
+}
+
+export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult {
+  const workload = generateWorkload(bench.spec, seed);
+  const records = strategiesFor(bench, workload.conflicts).map((s) => simulate(workload, s, { seed, capacity: CI_CAPACITY }));
+  return {
+    workload: bench.spec.name,
+    description: bench.spec.description,
+    ours: bench.ours,
+    metrics: records.map(metricsOf),
+    violations: Object.fromEntries(records.filter((r) => r.violations.length > 0).map((r) => [r.strategy, r.violations.slice(0, 5)])),
+  };
+}
