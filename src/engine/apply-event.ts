@@ -26,6 +26,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         unitKey: null,
         bisection: false,
         admittedAt: null,
+        place: null,
       });
       ctx.hint(event.entryId, 'submitted');
       ctx.emit({ type: 'pull_request.submitted', prNumbers: [event.prNumber] });

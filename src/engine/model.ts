@@ -41,6 +41,11 @@ export interface EngineEntry {
   bisection: boolean;
   /** When the entry became PENDING (batch waiting counts from here). */
   admittedAt: number | null;
+  /**
+   * Its place in line, taken when it first joined a run. Kept when its run is
+   * dropped (preempted, bisected, rebuilt), so it goes back to the same place.
+   */
+  place: number | null;
 }
 
 /** One PR head a run applies on top of its base, in order. */

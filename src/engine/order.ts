@@ -1,6 +1,9 @@
 import { overlaps, token } from './content.js';
 import type { AppliedHead, EngineEntry, EngineRun, EngineState } from './model.js';
 
+/** Places in line: a run's seq times this, plus the PR's index in the run. */
+export const PLACES_PER_RUN = 1_000;
+
 /** The run deciding this entry now, if any. */
 export function runOf(state: EngineState, entryId: string): EngineRun | undefined {
   return state.runs.find((run) => run.unit.some((head) => head.entryId === entryId));
@@ -16,21 +19,17 @@ function byFifo(a: EngineEntry, b: EngineEntry): number {
 }
 
 /**
- * Queue order. Urgent PRs first (they may interrupt runs); then PRs already in
- * a run, in the order their runs were built (priority never reorders what is
- * testing); then waiting PRs by priority, then FIFO.
+ * Queue order. Urgent PRs first (they may interrupt runs); then PRs that have
+ * a place in line, in that order (priority never reorders what is testing or
+ * was, and a PR whose run was dropped goes back to its place); then PRs not yet
+ * tested, by priority, then FIFO.
  */
 export function queueOrder(state: EngineState): EngineEntry[] {
   const queued = state.entries.filter(isQueued);
   const urgent = queued.filter((e) => e.priority === 0).sort(byFifo);
-  const inRun = queued.filter((e) => e.priority !== 0 && runOf(state, e.id));
-  const positionInRun = (e: EngineEntry) => {
-    const run = runOf(state, e.id) as EngineRun;
-    return run.seq * 10_000 + run.unit.findIndex((h) => h.entryId === e.id);
-  };
-  inRun.sort((a, b) => positionInRun(a) - positionInRun(b));
-  const waiting = queued.filter((e) => e.priority !== 0 && !runOf(state, e.id)).sort(byFifo);
-  return [...urgent, ...inRun, ...waiting];
+  const placed = queued.filter((e) => e.priority !== 0 && e.place !== null).sort((a, b) => (a.place as number) - (b.place as number));
+  const waiting = queued.filter((e) => e.priority !== 0 && e.place === null).sort(byFifo);
+  return [...urgent, ...placed, ...waiting];
 }
 
 /**

@@ -3,7 +3,7 @@ import { batchCapacity } from './batch-size.js';
 import { headOf, normalizeBase, runContent, sameContent, token } from './content.js';
 import type { DecisionContext } from './context.js';
 import type { EngineEntry, EngineRun } from './model.js';
-import { aheadOf, headsOf, queueOrder, runOf } from './order.js';
+import { aheadOf, headsOf, PLACES_PER_RUN, queueOrder, runOf } from './order.js';
 
 const MINUTE = 60_000;
 
@@ -47,6 +47,7 @@ function admit(ctx: DecisionContext): void {
       if (run) ctx.dropRun(run, 'rebuilt');
       entry.state = 'NOT_READY';
       entry.admittedAt = null;
+      entry.place = null; // Back in line from the end once it is ready again.
       ctx.hint(entry.id, 'not_mergeable');
     }
   }
@@ -135,6 +136,12 @@ function decideFailures(ctx: DecisionContext): void {
     if (!state.runs.includes(run)) continue;
     const ahead = expectedAhead(ctx, order, run) ?? [];
     const aheadSettled = ahead.every((e) => runOf(state, e.id)?.status === 'passed');
+    // A failed batch is split at once, its parts tested on the same PRs ahead: if those
+    // pass, the parts' results stand; if not, the parts are rebuilt like any run behind.
+    if (run.unit.length > 1 && !ahead.some((e) => runOf(state, e.id)?.status === 'failed')) {
+      bisect(ctx, run);
+      continue;
+    }
     if (!aheadSettled) continue;
     const tokens = run.unit.map(token);
     const behind = state.runs.filter((r) => r.seq > run.seq && tokens.every((t) => r.ahead.map(token).includes(t)));
@@ -153,9 +160,12 @@ function decideFailures(ctx: DecisionContext): void {
   }
 }
 
+/** Splits a failed batch into as many parts as may be tested at once (at least two). */
 function bisect(ctx: DecisionContext, run: EngineRun): void {
-  const half = Math.ceil(run.unit.length / 2);
-  const halves = [run.unit.slice(0, half), run.unit.slice(half)];
+  const parts = Math.min(run.unit.length, Math.max(2, ctx.state.config.bisectionConcurrency));
+  const size = Math.ceil(run.unit.length / parts);
+  const halves: EngineRun['unit'][] = [];
+  for (let i = 0; i < run.unit.length; i += size) halves.push(run.unit.slice(i, i + size));
   ctx.dropRun(run, 'bisecting');
   ctx.emit({ type: 'pull_request_batch.failed', prNumbers: run.unit.map((h) => ctx.entry(h.entryId)?.prNumber ?? 0), runId: run.id, reason: 'failed_tests' });
   halves.forEach((heads, i) => {
@@ -232,6 +242,9 @@ function startRuns(ctx: DecisionContext): void {
       failureReason: null,
     };
     state.runs.push(run);
+    unit.forEach((entry, i) => {
+      entry.place ??= run.seq * PLACES_PER_RUN + i;
+    });
     ctx.actions.push({ type: 'start_run', run });
     if (unit.length > 1) ctx.emit({ type: 'pull_request_batch.testing', prNumbers: unit.map((e) => e.prNumber), runId: run.id, isBisection });
     slots--;

@@ -160,7 +160,7 @@ test('urgent preempts runs in flight; high priority only jumps PRs not yet testi
   q.completeMerge();
   expect(q.runs().map((r) => r.unit)).toEqual([['e2'], ['e4']]);
   q.submit(5, { priority: 0 });
-  expect(q.statuses(2)).toContain('PENDING:preempted');
-  // Back in PENDING, the preempted PRs are ordered by priority again: high (e4) before medium (e2).
-  expect(q.runs().map((r) => [r.ahead, r.unit])).toEqual([[[], ['e5']], [['e5'], ['e4']]]);
+  expect(q.actions('cancel_run').map((a) => (a as { runId: string }).runId)).toEqual(['r2', 'r3']);
+  // The preempted PRs go back to their places in line: e2 (testing first) before e4.
+  expect(q.runs().map((r) => [r.ahead, r.unit])).toEqual([[[], ['e5']], [['e5'], ['e2']]]);
 });
