@@ -119,6 +119,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   );
   const sandbox = options.sandbox;
   if (sandbox) {
+    app.addHook('onClose', async () => sandbox.stop());
     await app.register(
       async (scope) => {
         protect(scope, deps);

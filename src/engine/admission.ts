@@ -1,20 +1,36 @@
-import type { EngineEntry, EngineState } from './model.js';
+import type { QueueMode } from '../domain/queue-config.js';
+import type { PrFacts } from './model.js';
 
-/** Why an entry may not be tested yet; null when it may. The API shows the same facts. */
-export type NotReadyReason = 'unknown_to_host' | 'closed' | 'draft' | 'base_mismatch' | 'not_mergeable' | 'awaiting_mergeability' | 'awaiting_impacted_targets';
+/** Why a PR may not be tested yet. The API shows it as `notReadyReason`. */
+export const NOT_READY_REASONS = [
+  'unknown_to_host',
+  'closed',
+  'draft',
+  'base_mismatch',
+  'not_mergeable',
+  'awaiting_mergeability',
+  'awaiting_impacted_targets',
+] as const;
+export type NotReadyReason = (typeof NOT_READY_REASONS)[number];
 
-export function notReadyReason(state: EngineState, entry: EngineEntry): NotReadyReason | null {
-  const facts = entry.facts;
+/** What admission looks at: the queue's branch and mode, the PR's facts and targets. */
+export interface AdmissionFacts {
+  targetBranch: string;
+  mode: QueueMode;
+  facts: PrFacts | null;
+  /** The head sha the PR's impacted targets were computed for, if any. */
+  targetsSha: string | null;
+}
+
+/** Null when the PR may be tested; otherwise why not. One rule for the engine and the API. */
+export function notReadyReason(input: AdmissionFacts): NotReadyReason | null {
+  const { facts } = input;
   if (!facts) return 'unknown_to_host';
   if (!facts.open) return 'closed';
   if (facts.draft) return 'draft';
-  if (facts.baseBranch !== state.targetBranch) return 'base_mismatch';
+  if (facts.baseBranch !== input.targetBranch) return 'base_mismatch';
   if (facts.mergeability === 'not_mergeable') return 'not_mergeable';
   if (facts.mergeability !== 'mergeable') return 'awaiting_mergeability';
-  if (state.config.mode === 'parallel' && entry.targets?.sha !== facts.headSha) return 'awaiting_impacted_targets';
+  if (input.mode === 'parallel' && input.targetsSha !== facts.headSha) return 'awaiting_impacted_targets';
   return null;
-}
-
-export function isAdmissible(state: EngineState, entry: EngineEntry): boolean {
-  return notReadyReason(state, entry) === null;
 }

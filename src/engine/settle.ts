@@ -1,4 +1,4 @@
-import { isAdmissible } from './admission.js';
+import { notReadyReason } from './admission.js';
 import { batchCapacity } from './batch-size.js';
 import { headOf, normalizeBase, runContent, sameContent, token } from './content.js';
 import type { DecisionContext } from './context.js';
@@ -36,7 +36,8 @@ function fingerprint(ctx: DecisionContext): string {
 
 function admit(ctx: DecisionContext): void {
   for (const entry of ctx.state.entries) {
-    const admissible = isAdmissible(ctx.state, entry);
+    const admissible =
+      notReadyReason({ targetBranch: ctx.state.targetBranch, mode: ctx.state.config.mode, facts: entry.facts, targetsSha: entry.targets?.sha ?? null }) === null;
     if (entry.state === 'NOT_READY' && admissible) {
       entry.state = 'PENDING';
       entry.admittedAt = ctx.now;

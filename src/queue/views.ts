@@ -5,6 +5,8 @@ import type { QueueEntryRecord, QueueRecord } from '../domain/records.js';
 import type { Stores } from '../ports/stores.js';
 import type { PullRequestView } from '../api/schemas/pull-request.js';
 import type { QueueView } from '../api/schemas/queue.js';
+import { notReadyReason } from '../engine/admission.js';
+import { engineFacts } from '../runner/engine-inputs.js';
 
 /**
  * Views are derived from stored facts on every read: readiness, the shown queue
@@ -38,6 +40,11 @@ export async function pullRequestView(
     prNumber: entry.prNumber,
   };
   if (priorityName) view.priorityName = priorityName;
+  if (entry.state === 'NOT_READY') {
+    const reason = notReadyReason({ targetBranch: queue.targetBranch, mode: queue.config.mode, facts: engineFacts(facts), targetsSha: targets?.sha ?? null });
+    // Null here means "ready now, about to be admitted".
+    if (reason) view.notReadyReason = reason;
+  }
   if (facts) {
     view.prTitle = facts.title;
     view.prSha = facts.headSha;

@@ -149,20 +149,39 @@ test('restarting a PR under test re-runs its tests in a new run, in the same pla
 });
 
 test('the runner survives a restart mid-run: a new runner on the same database finishes the work', async () => {
+  const first = await startApiHarness({ prefix: 'restart', sandboxTimeScale: 0.02 });
+  const firstToken = await first.tokenFor('demo', 'sandbox');
   const repo = newRepo();
-  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
-  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 5 });
-  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
-  // A second service on the same database: the first one "dies" (its runner stops, its CI job with it).
-  await h.app.queueRunner.stop();
-  const second = await startApiHarness({ prefix: 'sandbox2', sandboxTimeScale: 0.02, database: h.database });
+  const post = async (h2: ApiHarness, path: string, body: unknown) => (await h2.post(path, body, firstToken)).json();
+  await post(first, '/v1/createQueue', { repo, targetBranch: 'main' });
+  await post(first, '/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 5 });
+  expect((await post(first, '/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } })).state).toBe('TESTING');
+  // The first service "dies": its runner stops and its CI job is lost with it.
+  await first.app.queueRunner.stop();
+  const second = await startApiHarness({ sandboxTimeScale: 0.02, database: first.database });
   try {
     const merged = await waitFor(
-      async () => (await second.post('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } }, token)).json(),
+      () => post(second, '/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } }),
       (pr) => pr.state === 'MERGED',
     );
     expect(merged.state).toBe('MERGED');
   } finally {
     await second.close({ keepDatabase: true });
+    await first.close({ keepServer: true });
   }
+});
+
+test('a PR that is not ready says why, and is admitted once it is', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main', mode: 'parallel' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, draft: true, ciSeconds: 2 });
+  expect(await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } })).toMatchObject({ state: 'NOT_READY', notReadyReason: 'draft' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, draft: false });
+  const waiting = await prState(repo, 1);
+  expect(waiting).toMatchObject({ state: 'NOT_READY', notReadyReason: 'awaiting_impacted_targets', readiness: { requiresImpactedTargets: true, hasImpactedTargets: false } });
+  await ok('/v1/setImpactedTargets', { repo, targetBranch: 'main', pr: { number: 1, sha: waiting.prSha }, impactedTargets: ['//app'] });
+  const admitted = await prState(repo, 1);
+  expect(admitted.state).toBe('TESTING');
+  expect(admitted.notReadyReason).toBeUndefined();
+  await waitFor(() => prState(repo, 1), (pr) => pr.state === 'MERGED');
 });

@@ -15,7 +15,8 @@ export interface ApiHarness {
   /** Mints a token for an organization, as `mq token create` does. */
   tokenFor(owner: string, host?: string): Promise<string>;
   post(path: string, body: unknown, token?: string): Promise<LightMyRequestResponse>;
-  close(options?: { keepDatabase?: boolean }): Promise<void>;
+  /** keepDatabase: another harness still uses it; keepServer: the file's test server stays up. */
+  close(options?: { keepDatabase?: boolean; keepServer?: boolean }): Promise<void>;
 }
 
 export async function startApiHarness(
@@ -61,7 +62,7 @@ export async function startApiHarness(
       await stores.close();
       if (closeOptions.keepDatabase) return;
       await dropTestDatabase(database);
-      await stopTestServer();
+      if (!closeOptions.keepServer) await stopTestServer();
     },
   };
 }
