@@ -33,7 +33,12 @@ export function composeQueueServices(options: {
     return bound.events;
   };
   const sandbox = options.sandbox
-    ? new SandboxHost({ store: options.stores.sandbox, events: boundEvents, timeScale: options.sandboxTimeScale })
+    ? new SandboxHost({
+        store: options.stores.sandbox,
+        events: boundEvents,
+        timeScale: options.sandboxTimeScale,
+        onError: (error) => options.log.warn({ err: error }, 'sandbox: could not report a CI result'),
+      })
     : undefined;
   const gitHosts = gitHostRegistry({ ...options.hosts, ...(sandbox ? { [SANDBOX_HOST]: sandbox } : {}) });
   const runner = new QueueRunner({ stores: options.stores, hosts: gitHosts, log: options.log, pollMs: options.pollMs, owner: options.owner });

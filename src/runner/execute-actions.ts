@@ -49,7 +49,10 @@ async function execute(ctx: ActionContext, action: EngineAction): Promise<void> 
       ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
       return;
     case 'wake_at':
-      ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => void ctx.runner.dispatch(ctx.queue.id, { type: 'tick' }));
+      ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => {
+        // If the database is down now, the poll loop and the next event wake the queue again.
+        ctx.runner.dispatch(ctx.queue.id, { type: 'tick' }).catch((error: unknown) => ctx.log.warn({ err: error, queueId: ctx.queue.id }, 'queue wake-up failed'));
+      });
       return;
     default:
       assertNever(action);

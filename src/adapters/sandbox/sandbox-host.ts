@@ -23,6 +23,8 @@ export interface SandboxOptions {
   random?: () => number;
   /** Scales every CI duration (tests use a small factor). */
   timeScale?: number;
+  /** Where a result that could not be reported goes (the runner re-asks for lost runs on start). */
+  onError?: (error: unknown) => void;
 }
 
 /** What a sandbox user may change about a PR (POST /sandbox/updatePullRequest). */
@@ -99,13 +101,16 @@ export class SandboxHost implements GitHost {
     const job = setTimeout(() => {
       this.jobs.delete(request.runId);
       const failedChecks = culprits.map((pr) => `sandbox-ci (#${pr.number})`);
-      void this.options.events().testRunFinished({
-        queueId: request.queueId,
-        runId: request.runId,
-        passed: culprits.length === 0,
-        failedChecks,
-        checkRuns: [{ name: 'sandbox-ci', status: 'completed', conclusion: culprits.length === 0 ? 'success' : 'failure' }],
-      });
+      this.options
+        .events()
+        .testRunFinished({
+          queueId: request.queueId,
+          runId: request.runId,
+          passed: culprits.length === 0,
+          failedChecks,
+          checkRuns: [{ name: 'sandbox-ci', status: 'completed', conclusion: culprits.length === 0 ? 'success' : 'failure' }],
+        })
+        .catch((error: unknown) => this.options.onError?.(error));
     }, seconds * 1000 * (this.options.timeScale ?? 1));
     job.unref();
     this.jobs.set(request.runId, job);
