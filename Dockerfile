@@ -29,7 +29,7 @@ RUN npm ci --omit=dev --no-audit --no-fund
 
 # ---- runtime ----
 FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 MQ_SANDBOX=false
 WORKDIR /app
 # Files stay owned by root and read-only to the service user.
 COPY --from=prod-deps /app/node_modules ./node_modules
