@@ -1,5 +1,6 @@
 import type { PullRequestFacts } from '../domain/records.js';
 import type { MergeMethod } from '../domain/queue-config.js';
+import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
 import type { RepoRef } from '../domain/repo.js';
 
 /** A PR head a test run applies, in order. */
@@ -17,13 +18,26 @@ export interface TestRunRequest {
   runId: string;
   baseSha: string;
   heads: TestedHead[];
+  /** The queue's override; absent: the host finds the branch's required checks. */
+  requiredStatuses?: string[];
+  /** Also open a draft PR for the test branch (CI systems that only run on PRs). */
+  createPullRequest?: boolean;
 }
 
 /** Where the host built a run: CI results arrive later as events. */
 export type TestRunStarted =
-  | { ok: true; testBranch: string; testBranchSha: string | null }
+  | {
+      ok: true;
+      testBranch: string;
+      testBranchSha: string | null;
+      /** The checks that decide the run, and where that list came from. */
+      requiredStatuses?: string[];
+      requiredStatusesSource?: 'queue' | 'branch_protection' | 'ruleset';
+    }
   /** The PR whose head does not apply on top of what is before it. */
-  | { ok: false; reason: 'merge_conflict'; prNumber: number };
+  | { ok: false; reason: 'merge_conflict'; prNumber: number }
+  /** Nothing says which checks must pass: the queue never merges on zero checks. */
+  | { ok: false; reason: 'no_required_statuses'; message: string };
 
 export interface MergeRequest {
   repo: RepoRef;
@@ -53,6 +67,25 @@ export interface GitHost {
   startTestRun(request: TestRunRequest): Promise<TestRunStarted>;
   cancelTestRun(repo: RepoRef, runId: string): Promise<void>;
   merge(request: MergeRequest): Promise<MergeOutcome>;
+  /** Shows the PR's queue state where its author looks (idempotent per state). */
+  reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void>;
+}
+
+/** What the PR's author sees of the queue: GitHub shows it as a check run and comments. */
+export interface PullRequestStatusUpdate {
+  repo: RepoRef;
+  targetBranch: string;
+  prNumber: number;
+  headSha: string;
+  state: PullRequestState;
+  reason: StateChangeReason;
+  detail?: string;
+  /** 1-based place among the queue's PRs, while it waits or tests. */
+  position?: number;
+  /** The run that decided it, for links and failing checks. */
+  testRun?: { runId: string; testBranch: string; failedChecks: string[] };
+  statusCheckEnabled: boolean;
+  commentsEnabled: boolean;
 }
 
 /** A check's result on a test run, as the host reports it. */

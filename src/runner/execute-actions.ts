@@ -1,5 +1,5 @@
 import { isTerminal } from '../domain/pull-request-state.js';
-import type { QueueRecord, TestedPullRequest } from '../domain/records.js';
+import type { QueueEntryRecord, QueueRecord, TestedPullRequest } from '../domain/records.js';
 import type { AppliedHead, EngineAction, EngineEvent, EngineRun } from '../engine/model.js';
 import { assertNever } from '../engine/assert-never.js';
 import type { GitHost, GitHostRegistry } from '../ports/git-host.js';
@@ -85,6 +85,33 @@ async function publishStatus(ctx: ActionContext, action: Extract<EngineAction, {
   entry.stateChangedAt = at;
   entry.concludedAt = isTerminal(action.state) ? at : null;
   await ctx.stores.entries.save(entry, [event]);
+  await showOnPullRequest(ctx, entry, action);
+}
+
+/** The host shows the new state on the PR itself (a check run, a comment on ejection). */
+async function showOnPullRequest(ctx: ActionContext, entry: QueueEntryRecord, action: Extract<EngineAction, { type: 'publish_status' }>): Promise<void> {
+  const host = hostOf(ctx);
+  if (!host || !entry.facts) return;
+  const { queue, stores } = ctx;
+  let position: number | undefined;
+  if (!isTerminal(action.state)) {
+    const index = (await stores.entries.listEnqueued(queue.id)).findIndex((e) => e.id === entry.id);
+    if (index >= 0) position = index + 1;
+  }
+  const run = await stores.testRuns.latestForPr(queue.id, entry.prNumber);
+  await host.reportPullRequestStatus({
+    repo: queue.repo,
+    targetBranch: queue.targetBranch,
+    prNumber: entry.prNumber,
+    headSha: entry.facts.headSha,
+    state: action.state,
+    reason: action.reason,
+    ...(action.detail ? { detail: action.detail } : {}),
+    ...(position ? { position } : {}),
+    ...(run ? { testRun: { runId: run.id, testBranch: run.testBranch, failedChecks: run.failureStatuses } } : {}),
+    statusCheckEnabled: queue.config.statusCheckEnabled,
+    commentsEnabled: queue.config.commentsEnabled,
+  });
 }
 
 async function describeHeads(ctx: ActionContext, heads: AppliedHead[]): Promise<TestedPullRequest[]> {
@@ -137,13 +164,26 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
     runId: record.id,
     baseSha: run.baseSha,
     heads: [...dependent, ...tested].map((pr) => ({ prNumber: pr.prNumber, headSha: pr.headSha })),
+    ...(queue.config.requiredStatuses ? { requiredStatuses: queue.config.requiredStatuses } : {}),
+    createPullRequest: queue.config.createPrsForTestingBranches,
   });
   if (started.ok) {
-    await stores.testRuns.update(record.id, { testBranch: started.testBranch, testBranchSha: started.testBranchSha });
+    await stores.testRuns.update(record.id, {
+      testBranch: started.testBranch,
+      testBranchSha: started.testBranchSha,
+      ...(started.requiredStatuses ? { requiredStatuses: started.requiredStatuses } : {}),
+      ...(started.requiredStatusesSource ? { requiredStatusesSource: started.requiredStatusesSource } : {}),
+    });
+    return;
+  }
+  const finishedAt = new Date(ctx.now());
+  if (started.reason === 'no_required_statuses') {
+    await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: [started.message] });
+    await report(ctx, { type: 'run_finished', runId: run.id, passed: false, failedChecks: [started.message] });
     return;
   }
   const culprit = [...dependent, ...tested].find((pr) => pr.prNumber === started.prNumber);
-  await stores.testRuns.update(record.id, { status: 'failed', finishedAt: new Date(ctx.now()), failureStatuses: ['merge_conflict'] });
+  await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: ['merge_conflict'] });
   await report(ctx, { type: 'run_finished', runId: run.id, passed: false, failedChecks: ['merge conflict'], ...(culprit ? { conflictEntryId: culprit.entryId } : {}) });
 }
 

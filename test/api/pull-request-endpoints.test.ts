@@ -35,6 +35,7 @@ const notUsedHere = {
   merge: async () => {
     throw new Error('not used by the API tests');
   },
+  reportPullRequestStatus: async () => undefined,
 };
 const fakeHost: GitHost = { ...notUsedHere, ...readsPullRequests };
 

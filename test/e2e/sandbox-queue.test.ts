@@ -57,7 +57,7 @@ test('a passing PR flows to MERGED, and the timeline shows every step with its r
   expect(details).toMatchObject({ status: 'succeeded', testedPullRequests: [{ prNumber: 1, title: 'Add feature' }] });
   expect(details.testBranch).toMatch(/^mq\/main\//);
   const sandbox = await ok('/sandbox/getRepository', { repo });
-  expect(sandbox.pullRequests['1']).toMatchObject({ merged: true, open: false });
+  expect(sandbox.pullRequests['1']).toMatchObject({ merged: true, open: false, queueStatus: { state: 'MERGED', reason: 'merged' } });
   expect(sandbox.branches.main).toBe(details.testBranchSha);
 });
 

@@ -1,6 +1,6 @@
 import type { PullRequestFacts } from '../../domain/records.js';
 import { repoKey, type RepoRef } from '../../domain/repo.js';
-import type { GitHost, HostEvents, MergeOutcome, TestRunRequest, TestRunStarted } from '../../ports/git-host.js';
+import type { GitHost, HostEvents, MergeOutcome, PullRequestStatusUpdate, TestRunRequest, TestRunStarted } from '../../ports/git-host.js';
 import type { SandboxStore } from '../../ports/sandbox-store.js';
 import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import {
@@ -134,6 +134,19 @@ export class SandboxHost implements GitHost {
       state.branches[request.targetBranch] = newBaseSha;
       for (const pr of prs) Object.assign(pr, { open: false, merged: true });
       return { ok: true, newBaseSha };
+    });
+  }
+
+  async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
+    if (!update.statusCheckEnabled) return;
+    await this.change(update.repo, (state, key) => {
+      const pr = SandboxHost.pr(state, key, update.prNumber);
+      pr.queueStatus = {
+        state: update.state,
+        reason: update.reason,
+        ...(update.detail ? { detail: update.detail } : {}),
+        ...(update.position ? { position: update.position } : {}),
+      };
     });
   }
 

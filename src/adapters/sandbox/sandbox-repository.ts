@@ -25,6 +25,8 @@ export interface SandboxPullRequest {
   draft: boolean;
   merged: boolean;
   behavior: PrBehavior;
+  /** What the queue last showed on this PR (GitHub would show a check run). */
+  queueStatus?: { state: string; reason: string; detail?: string; position?: number };
 }
 
 export interface SandboxRepositoryState {
