@@ -91,6 +91,10 @@ export interface TestRunStore {
   /** The newest run that tested this PR. */
   latestForPr(queueId: string, prNumber: number): Promise<TestRunRecord | null>;
   countInProgress(queueId: string): Promise<number>;
+  /** The run in progress whose test branch is at this sha (check results arrive by sha). */
+  findInProgressByTestBranchSha(testBranchSha: string): Promise<TestRunRecord | null>;
+  /** Every run in progress, for the periodic reconcile of check results. */
+  listInProgress(): Promise<TestRunRecord[]>;
   listFinishedSince(queueId: string, since: Date): Promise<TestRunRecord[]>;
 }
 

@@ -48,6 +48,14 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
         .lean<Doc>();
       return doc ? toRecord(doc) : null;
     },
+    async findInProgressByTestBranchSha(testBranchSha) {
+      const doc = await Runs.findOne({ testBranchSha: String(testBranchSha), status: 'in_progress' }).lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async listInProgress() {
+      const docs = await Runs.find({ status: 'in_progress' }).lean<Doc[]>();
+      return docs.map(toRecord);
+    },
     async countInProgress(queueId) {
       return Runs.countDocuments({ queueId: queueObjectId(queueId), status: 'in_progress' });
     },

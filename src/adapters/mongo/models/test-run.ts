@@ -35,6 +35,7 @@ const testRunSchema = new Schema(
 testRunSchema.index({ queueId: 1, testedPrNumbers: 1, createdAt: -1 });
 testRunSchema.index({ queueId: 1, status: 1 });
 testRunSchema.index({ queueId: 1, engineRunId: 1 });
+testRunSchema.index({ testBranchSha: 1, status: 1 });
 testRunSchema.index({ queueId: 1, finishedAt: 1 });
 
 export function testRunModel(connection: Connection) {
