@@ -12,6 +12,7 @@ import type { PullRequestState } from '../domain/pull-request-state.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { EngineStore } from './engine-store.js';
 import type { SandboxStore } from './sandbox-store.js';
+import type { DeliveryStore } from './delivery-store.js';
 
 /**
  * The persistence ports. Adapters (MongoDB today) implement them with plain
@@ -107,6 +108,7 @@ export interface Stores {
   testRuns: TestRunStore;
   engine: EngineStore;
   sandbox: SandboxStore;
+  deliveries: DeliveryStore;
   /** Whether the database answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

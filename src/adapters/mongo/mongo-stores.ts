@@ -3,6 +3,7 @@ import type { Stores } from '../../ports/stores.js';
 import { mongoApiTokenStore } from './api-token-store.js';
 import { mongoEngineStore } from './engine-store.js';
 import { mongoSandboxStore } from './sandbox-store.js';
+import { mongoDeliveryStore } from './delivery-store.js';
 import { mongoImpactedTargetsStore } from './impacted-targets-store.js';
 import { mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
@@ -38,6 +39,7 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
     testRuns: mongoTestRunStore(connection),
     engine: mongoEngineStore(connection),
     sandbox: mongoSandboxStore(connection),
+    deliveries: mongoDeliveryStore(connection),
     async ping() {
       try {
         await connection.db?.admin().ping();

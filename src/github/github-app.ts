@@ -1,0 +1,138 @@
+import type { Context, Probot } from 'probot';
+import type { RepoRef } from '../domain/repo.js';
+import type { HostEvents } from '../ports/git-host.js';
+import type { Stores } from '../ports/stores.js';
+import type { PullRequestService } from '../queue/pull-request-service.js';
+import { parseComment, type QueueCommand } from './commands.js';
+import { noQueueComment, replyTo } from './replies.js';
+
+/** What the webhook handlers hand events to. They only translate: the runner decides. */
+export interface GitHubAppDeps {
+  stores: Stores;
+  pullRequests: PullRequestService;
+  events: HostEvents;
+  /** Check results on a commit changed (check run, check suite, status). */
+  checksChanged(repo: RepoRef, sha: string): Promise<void>;
+  /** The host name queues use for this GitHub (github.com, or the GHE host). */
+  hostName: string;
+  /** Remembers which installation serves a repository (for API calls outside webhooks). */
+  rememberInstallation(repo: RepoRef, installationId: number): void;
+}
+
+type Payload = Record<string, unknown>;
+const WRITERS = new Set(['admin', 'maintain', 'write']);
+
+function repoOf(deps: GitHubAppDeps, payload: Payload): RepoRef {
+  const repository = payload.repository as { name: string; owner: { login: string } };
+  return { host: deps.hostName, owner: repository.owner.login, name: repository.name };
+}
+
+/**
+ * The Probot app: GitHub events in, queue events out. Labels and `/mq`
+ * commands submit, cancel and restart; PR, push and check events become facts
+ * for the engine. Nothing here merges or decides.
+ */
+export function githubApp(deps: GitHubAppDeps) {
+  return (app: Probot) => {
+    const withRepo = async (context: Context, work: (repo: RepoRef, payload: Payload) => Promise<void>) => {
+      const payload = context.payload as unknown as Payload;
+      const repo = repoOf(deps, payload);
+      const installation = (payload.installation as { id?: number } | undefined)?.id;
+      if (installation) deps.rememberInstallation(repo, installation);
+      await work(repo, payload);
+    };
+
+    app.on(['pull_request.labeled', 'pull_request.unlabeled'], async (context) =>
+      withRepo(context, async (repo, payload) => {
+        const pr = payload.pull_request as { number: number; base: { ref: string } };
+        const label = (payload.label as { name?: string } | undefined)?.name ?? '';
+        const queue = await deps.stores.queues.find(repo, pr.base.ref);
+        if (!queue) {
+          if (context.payload.action === 'labeled' && label.toLowerCase() === 'merge-queue') {
+            await context.octokit.rest.issues.createComment(context.issue({ body: noQueueComment(pr.base.ref) }));
+          }
+          return;
+        }
+        if (label.toLowerCase() !== queue.config.enqueueingLabel.toLowerCase()) return;
+        const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };
+        const result = context.payload.action === 'labeled' ? await deps.pullRequests.submit(ref) : await deps.pullRequests.cancel(ref);
+        if (!result.ok && result.failure.kind !== 'not_found') {
+          await context.octokit.rest.issues.createComment(context.issue({ body: replyTo(result.failure.message) }));
+        }
+      }),
+    );
+
+    app.on(
+      [
+        'pull_request.synchronize',
+        'pull_request.closed',
+        'pull_request.reopened',
+        'pull_request.edited',
+        'pull_request.converted_to_draft',
+        'pull_request.ready_for_review',
+        'pull_request_review.submitted',
+        'pull_request_review.dismissed',
+      ],
+      async (context) =>
+        withRepo(context, async (repo, payload) => {
+          const pr = payload.pull_request as { number: number };
+          await deps.events.pullRequestChanged(repo, pr.number);
+        }),
+    );
+
+    app.on('issue_comment.created', async (context) =>
+      withRepo(context, async (repo, payload) => {
+        const issue = payload.issue as { number: number; pull_request?: unknown };
+        const comment = payload.comment as { body: string; user: { login: string; type?: string } };
+        if (!issue.pull_request || comment.user.type === 'Bot') return;
+        const parsed = parseComment(comment.body);
+        if (parsed.kind === 'none') return;
+        const reply = (body: string) => context.octokit.rest.issues.createComment(context.issue({ body }));
+        if (parsed.kind === 'invalid') return void (await reply(replyTo(parsed.message)));
+        const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
+        const queue = await deps.stores.queues.find(repo, pull.base.ref);
+        if (!queue) return void (await reply(noQueueComment(pull.base.ref)));
+        if (!queue.config.commandsEnabled) return void (await reply(replyTo(`Commands are turned off for the \`${pull.base.ref}\` queue.`)));
+        const { data: permission } = await context.octokit.rest.repos.getCollaboratorPermissionLevel(context.repo({ username: comment.user.login }));
+        if (!WRITERS.has(permission.permission) && !WRITERS.has(permission.role_name ?? '')) {
+          return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
+        }
+        const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number });
+        if (outcome) await reply(replyTo(outcome));
+      }),
+    );
+
+    app.on('push', async (context) =>
+      withRepo(context, async (repo, payload) => {
+        const ref = String(payload.ref ?? '');
+        const after = String(payload.after ?? '');
+        if (!ref.startsWith('refs/heads/') || /^0+$/.test(after)) return; // Tags and branch deletions.
+        await deps.events.branchMoved(repo, ref.slice('refs/heads/'.length), after);
+      }),
+    );
+
+    app.on(['check_run.completed', 'check_run.created', 'check_suite.completed'], async (context) =>
+      withRepo(context, async (repo, payload) => {
+        const sha = (payload.check_run as { head_sha?: string } | undefined)?.head_sha ?? (payload.check_suite as { head_sha?: string } | undefined)?.head_sha;
+        if (sha) await deps.checksChanged(repo, sha);
+      }),
+    );
+
+    app.on('status', async (context) =>
+      withRepo(context, async (repo, payload) => {
+        await deps.checksChanged(repo, String(payload.sha));
+      }),
+    );
+  };
+}
+
+/** Carries out a command; answers a sentence for the PR when it could not. */
+async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: RepoRef; targetBranch: string; prNumber: number }): Promise<string | null> {
+  const result =
+    command.kind === 'merge'
+      ? await deps.pullRequests.submit({ ...ref, ...(command.priority !== undefined ? { priority: command.priority } : {}), noBatch: command.noBatch })
+      : command.kind === 'cancel'
+        ? await deps.pullRequests.cancel(ref)
+        : await deps.pullRequests.restart(ref);
+  return result.ok ? null : result.failure.message;
+}
