@@ -1,0 +1,106 @@
+import { generateKeyPairSync } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Webhooks } from '@octokit/webhooks';
+import { Probot } from 'probot';
+import { webhookExample as example } from '../support/webhook-examples.js';
+import { registerErrorHandling } from '../../src/api/errors.js';
+import { webhookRoute, WEBHOOK_PATH } from '../../src/github/webhook-route.js';
+import type { DeliveryStore } from '../../src/ports/delivery-store.js';
+
+const SECRET = 'webhook-secret';
+const signer = new Webhooks({ secret: SECRET });
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+
+function memoryDeliveries(): DeliveryStore & { ids: Set<string> } {
+  const ids = new Set<string>();
+  return {
+    ids,
+    async claim(id) {
+      if (ids.has(id)) return false;
+      ids.add(id);
+      return true;
+    },
+    async release(id) {
+      ids.delete(id);
+    },
+    async prune() {},
+  };
+}
+
+let app: FastifyInstance;
+let received: string[];
+let failNext: boolean;
+beforeAll(async () => {
+  const probot = new Probot({ appId: 1, privateKey, secret: SECRET, logLevel: 'fatal' });
+  received = [];
+  failNext = false;
+  await probot.load((p: Probot) => {
+    p.onAny(async (context) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('handler failed');
+      }
+      received.push(`${context.name}.${(context.payload as { action?: string }).action ?? ''}:${context.id}`);
+    });
+  });
+  app = Fastify();
+  registerErrorHandling(app, 25 * 1024 * 1024);
+  await app.register(webhookRoute({ receiver: probot.webhooks, deliveries: memoryDeliveries() }));
+  await app.ready();
+});
+afterAll(() => app.close());
+
+async function deliver(body: string, headers: Record<string, string>) {
+  return app.inject({ method: 'POST', url: WEBHOOK_PATH, headers: { 'content-type': 'application/json', ...headers }, payload: body });
+}
+
+async function signed(event: string, payload: unknown, id: string, transform: (raw: string) => string = (r) => r) {
+  const raw = transform(JSON.stringify(payload, null, 2)); // Pretty-printed: the signature is over these exact bytes.
+  return deliver(raw, { 'x-github-event': event, 'x-github-delivery': id, 'x-hub-signature-256': await signer.sign(raw) });
+}
+
+test('a signed delivery is applied once, however often GitHub redelivers it', async () => {
+  const payload = example('pull_request', 'labeled');
+  const first = await signed('pull_request', payload, 'delivery-1');
+  expect(first.statusCode).toBe(200);
+  const again = await signed('pull_request', payload, 'delivery-1');
+  const third = await signed('pull_request', payload, 'delivery-1');
+  expect([again.statusCode, again.body, third.statusCode]).toEqual([200, 'Already applied.', 200]);
+  expect(received.filter((r) => r.endsWith(':delivery-1'))).toEqual(['pull_request.labeled:delivery-1']);
+});
+
+test('the signature is checked over the exact bytes: any change is a 401, and nothing is applied', async () => {
+  const raw = JSON.stringify(example('push'));
+  const signature = await signer.sign(raw);
+  const tampered = await deliver(raw.replace('"ref"', ' "ref"'), { 'x-github-event': 'push', 'x-github-delivery': 'd-2', 'x-hub-signature-256': signature });
+  expect(tampered.statusCode).toBe(401);
+  expect(tampered.headers['content-type']).toMatch(/^text\/plain/);
+  const unsigned = await deliver(raw, { 'x-github-event': 'push', 'x-github-delivery': 'd-3' });
+  expect(unsigned.statusCode).toBe(401);
+  expect(received.some((r) => r.endsWith(':d-2') || r.endsWith(':d-3'))).toBe(false);
+});
+
+test('missing event headers are a 400; a signed non-JSON body is a 400', async () => {
+  expect((await deliver('{}', { 'x-hub-signature-256': await signer.sign('{}') })).statusCode).toBe(400);
+  const notJson = 'not json';
+  const res = await deliver(notJson, { 'x-github-event': 'push', 'x-github-delivery': 'd-4', 'x-hub-signature-256': await signer.sign(notJson) });
+  expect(res.statusCode).toBe(400);
+});
+
+test("a failed handler answers 500 and releases the delivery, so GitHub's redelivery is applied", async () => {
+  const payload = example('pull_request', 'synchronize');
+  failNext = true;
+  const failed = await signed('pull_request', payload, 'd-5');
+  expect(failed.statusCode).toBe(500);
+  const retried = await signed('pull_request', payload, 'd-5');
+  expect(retried.statusCode).toBe(200);
+  expect(received).toContain('pull_request.synchronize:d-5');
+});
+
+test("bodies up to 25 MiB are read (GitHub's cap); larger ones are a 413", async () => {
+  const big = { ...example('push'), padding: 'x'.repeat(20 * 1024 * 1024) };
+  expect((await signed('push', big, 'd-6')).statusCode).toBe(200);
+  const huge = 'x'.repeat(26 * 1024 * 1024);
+  const res = await deliver(huge, { 'x-github-event': 'push', 'x-github-delivery': 'd-7', 'x-hub-signature-256': 'sha256=00' });
+  expect(res.statusCode).toBe(413);
+});
