@@ -61,6 +61,9 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Prototype-poisoning keys are dropped like any unknown field, never applied.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     // Malformed URLs and the like: plain text like every other error.
     frameworkErrors: (error, _request, reply) => {
       if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 400, 'The URL is not valid.');
