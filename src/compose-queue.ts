@@ -2,13 +2,19 @@ import { SANDBOX_HOST, SandboxHost } from './adapters/sandbox/sandbox-host.js';
 import { gitHostRegistry, type GitHost, type GitHostRegistry, type HostEvents } from './ports/git-host.js';
 import type { Stores } from './ports/stores.js';
 import { hostEvents } from './runner/host-events.js';
+import { Maintenance, type MaintenanceTask } from './runner/maintenance.js';
 import { QueueRunner, type RunnerLog } from './runner/queue-runner.js';
+import { refreshWaitingFacts } from './runner/refresh-waiting-facts.js';
+
+/** GitHub redelivers within days; a week of delivery ids is plenty. */
+const DELIVERY_MEMORY_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface QueueServices {
   gitHosts: GitHostRegistry;
   runner: QueueRunner;
   sandbox: SandboxHost | undefined;
   events: HostEvents;
+  maintenance: Maintenance;
 }
 
 /**
@@ -26,6 +32,8 @@ export function composeQueueServices(options: {
   pollMs?: number;
   /** This replica's name in queue leases; a restarted replica with the same name resumes at once. */
   owner?: string;
+  /** More periodic work (e.g. the GitHub host's reconcile of check results). */
+  maintenanceTasks?: MaintenanceTask[];
 }): QueueServices {
   const bound: { events?: HostEvents } = {};
   const boundEvents = (): HostEvents => {
@@ -44,5 +52,14 @@ export function composeQueueServices(options: {
   const runner = new QueueRunner({ stores: options.stores, hosts: gitHosts, log: options.log, pollMs: options.pollMs, owner: options.owner });
   const events = hostEvents(runner, options.stores, gitHosts);
   bound.events = events;
-  return { gitHosts, runner, sandbox, events };
+  const stores = options.stores;
+  const maintenance = new Maintenance(
+    [
+      { name: 'refresh facts of waiting PRs', run: async () => refreshWaitingFacts(stores, events, await stores.engine.queueIds()) },
+      { name: 'forget old webhook deliveries', run: () => stores.deliveries.prune(new Date(Date.now() - DELIVERY_MEMORY_MS)) },
+      ...(options.maintenanceTasks ?? []),
+    ],
+    options.log,
+  );
+  return { gitHosts, runner, sandbox, events, maintenance };
 }

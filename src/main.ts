@@ -27,7 +27,7 @@ try {
 }
 log.info({ source: database.source }, 'database ready');
 
-const { gitHosts, runner, sandbox } = composeQueueServices({
+const { gitHosts, runner, sandbox, maintenance } = composeQueueServices({
   stores: database.stores,
   log,
   sandbox: config.MQ_SANDBOX,
@@ -42,6 +42,7 @@ const app = await buildServer({ stores: database.stores, gitHosts, runner, sandb
 await app.listen({ port: config.PORT, host: config.HOST });
 // Resume every queue: replay persisted actions, re-arm timers, re-ask hosts for runs in flight.
 await runner.start();
+maintenance.start(15_000);
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -52,6 +53,7 @@ async function shutdown(signal: string): Promise<void> {
   const force = setTimeout(() => process.exit(1), 10_000);
   force.unref();
   try {
+    maintenance.stop();
     await app.close();
     await database.close();
     process.exit(0);

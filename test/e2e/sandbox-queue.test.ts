@@ -3,6 +3,7 @@
  * NOT_READY → PENDING → TESTING → TESTS_PASSED → MERGED, or FAILED with a reason.
  * Sandbox CI durations are scaled down (1 simulated second = 20 ms).
  */
+import type { GitHost } from '../../src/ports/git-host.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 let h: ApiHarness;
@@ -184,4 +185,33 @@ test('a PR that is not ready says why, and is admitted once it is', async () => 
   expect(admitted.state).toBe('TESTING');
   expect(admitted.notReadyReason).toBeUndefined();
   await waitFor(() => prState(repo, 1), (pr) => pr.state === 'MERGED');
+});
+
+test('a PR whose mergeability the host is still computing is read again until it is known', async () => {
+  let answers = 0;
+  const computing: GitHost = {
+    async readPullRequest(_repo, prNumber) {
+      answers++;
+      return { title: `PR ${prNumber}`, author: 'a', headSha: 'abc1234', baseBranch: 'main', open: true, draft: false, merged: false, mergeability: answers < 3 ? 'in_progress' : 'mergeable', readAt: new Date() };
+    },
+    readBranchHead: async () => null, // No base known: admission is all this test looks at.
+    startTestRun: async () => ({ ok: true, testBranch: 'x', testBranchSha: null }),
+    cancelTestRun: async () => undefined,
+    merge: async () => ({ ok: false, reason: 'merge_failed' }),
+    reportPullRequestStatus: async () => undefined,
+  };
+  const own = await startApiHarness({ sandboxTimeScale: 0.02, hosts: { 'lazy.example': computing }, prefix: 'lazy' });
+  try {
+    const ownToken = await own.tokenFor('acme', 'lazy.example');
+    const repo = { host: 'lazy.example', owner: 'acme', name: 'r' };
+    await own.post('/v1/createQueue', { repo, targetBranch: 'main' }, ownToken);
+    const submitted = (await own.post('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } }, ownToken)).json();
+    expect(submitted).toMatchObject({ state: 'NOT_READY', notReadyReason: 'awaiting_mergeability', readiness: { gitHubMergeability: 'in_progress' } });
+    await own.maintenance?.round();
+    await own.maintenance?.round();
+    const later = (await own.post('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } }, ownToken)).json();
+    expect(later).toMatchObject({ state: 'PENDING', readiness: { gitHubMergeability: 'mergeable' } });
+  } finally {
+    await own.close({ keepServer: true });
+  }
 });

@@ -2,6 +2,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { buildServer } from '../../src/api/build-server.js';
 import { composeQueueServices } from '../../src/compose-queue.js';
+import type { Maintenance } from '../../src/runner/maintenance.js';
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { tokenService } from '../../src/tokens/token-service.js';
@@ -12,6 +13,8 @@ export interface ApiHarness {
   app: FastifyInstance;
   stores: Stores;
   database: TestDatabaseUri;
+  /** The periodic catch-up work, when the harness composed the queue services (sandbox). */
+  maintenance?: Maintenance;
   /** Mints a token for an organization, as `mq token create` does. */
   tokenFor(owner: string, host?: string): Promise<string>;
   post(path: string, body: unknown, token?: string): Promise<LightMyRequestResponse>;
@@ -33,10 +36,12 @@ export async function startApiHarness(
   const database = options.database ?? (await createTestDatabaseUri(options.prefix ?? 'api'));
   const stores = await openMongoStores({ uri: database.uri });
   let app: FastifyInstance;
+  let maintenance: Maintenance | undefined;
   if (options.sandboxTimeScale !== undefined) {
     const services = composeQueueServices({ stores, log: silentLog, sandbox: true, sandboxTimeScale: options.sandboxTimeScale, hosts: options.hosts, pollMs: 200 });
     app = await buildServer({ stores, gitHosts: services.gitHosts, runner: services.runner, sandbox: services.sandbox, now: options.now });
     await services.runner.start();
+    maintenance = services.maintenance;
   } else {
     app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
   }
@@ -46,6 +51,7 @@ export async function startApiHarness(
     app,
     stores,
     database,
+    ...(maintenance ? { maintenance } : {}),
     async tokenFor(owner, host = 'github.com') {
       return (await tokens.create({ host, owner })).token;
     },
