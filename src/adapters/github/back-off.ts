@@ -1,0 +1,73 @@
+import type { GitHubLog } from './github-client.js';
+
+/**
+ * How Octokit backs off instead of failing: @octokit/plugin-retry retries 5xx
+ * answers, @octokit/plugin-throttling waits out rate limits. A failed GitHub
+ * call fails a test run or a merge, which ejects PRs that did nothing wrong,
+ * so waiting is always the better answer to GitHub being busy.
+ */
+export interface BackOffTuning {
+  /** Retries of a 5xx answer (plugin-retry waits 1, 4, 9... units between them). Default 3. */
+  retries?: number;
+  /** Retries after a primary or secondary rate limit, each after GitHub's retry-after. Default 3. */
+  rateLimitRetries?: number;
+  /** Milliseconds per second of back-off, for both plugins. Default 1000; tests make it tiny. */
+  unitMs?: number;
+}
+
+type LimitHandler = (retryAfter: number, options: { method?: string; url?: string }, octokit: unknown, retryCount: number) => boolean;
+
+/** The `retry` and `throttle` options of an Octokit with both plugins. */
+export interface BackOffOptions {
+  retry: { retries: number; retryAfterBaseValue: number };
+  throttle: { enabled: true; retryAfterBaseValue: number; onRateLimit: LimitHandler; onSecondaryRateLimit: LimitHandler };
+}
+
+export function backOffOptions(log: GitHubLog, tuning: BackOffTuning = {}): BackOffOptions {
+  const unitMs = tuning.unitMs ?? 1000;
+  const rateLimitRetries = tuning.rateLimitRetries ?? 3;
+  const onLimit =
+    (kind: string): LimitHandler =>
+    (retryAfter, options, _octokit, retryCount) => {
+      const retrying = retryCount < rateLimitRetries;
+      log.warn({ method: options.method, url: options.url, retryAfterSeconds: retryAfter, attempt: retryCount + 1, retrying }, `GitHub ${kind} rate limit hit`);
+      return retrying;
+    };
+  return {
+    retry: { retries: tuning.retries ?? 3, retryAfterBaseValue: unitMs },
+    // Probot's own handler does not retry secondary rate limits; these do, as GitHub asks (after retry-after).
+    throttle: { enabled: true, retryAfterBaseValue: unitMs, onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') },
+  };
+}
+
+interface RetryableError {
+  status?: number;
+  request?: { method?: string; url?: string; request?: { retryCount?: number } };
+}
+type RetryRequest = (error: RetryableError, retries: number, retryAfter: number) => unknown;
+
+/**
+ * An Octokit plugin that logs each retry of plugin-retry, which retries
+ * silently. It must be applied after plugin-retry: it wraps the documented
+ * `octokit.retry.retryRequest`, which plugin-retry calls for every failed
+ * attempt it considers retrying.
+ */
+export function retryLogging(log: GitHubLog, tuning: BackOffTuning = {}): (octokit: object) => object {
+  const unitMs = tuning.unitMs ?? 1000;
+  return (octokit) => {
+    const retry = (octokit as { retry?: { retryRequest: RetryRequest } }).retry;
+    if (!retry) return {};
+    const retryRequest = retry.retryRequest;
+    retry.retryRequest = (error, retries, retryAfter) => {
+      const attempt = (error.request?.request?.retryCount ?? 0) + 1;
+      if (attempt <= retries) {
+        log.warn(
+          { method: error.request?.method, url: error.request?.url, status: error.status, attempt, retries, retryInMs: retryAfter * unitMs },
+          'GitHub request failed; retrying with back-off',
+        );
+      }
+      return retryRequest(error, retries, retryAfter);
+    };
+    return {};
+  };
+}

@@ -1,0 +1,21 @@
+import type { RepoRef } from '../../domain/repo.js';
+import { readAllPages, repoParams, type GitHubClient } from './github-client.js';
+import type { CheckRunListData, CombinedStatusData } from './github-types.js';
+import type { CheckRunFact, CommitStatusFact } from './check-outcome.js';
+
+/** Every check run and commit status on a commit, all pages of both. */
+export async function readCommitChecks(client: GitHubClient, repo: RepoRef, sha: string): Promise<{ checkRuns: CheckRunFact[]; statuses: CommitStatusFact[] }> {
+  const [runs, statuses] = await Promise.all([
+    readAllPages(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { ...repoParams(repo), ref: sha, filter: 'latest' }, (data) => (data as CheckRunListData).check_runs),
+    // The combined status already keeps only the latest status per context.
+    readAllPages(client, 'GET /repos/{owner}/{repo}/commits/{ref}/status', { ...repoParams(repo), ref: sha }, (data) => (data as CombinedStatusData).statuses),
+  ]);
+  return {
+    checkRuns: runs.map((run) => {
+      // GitHub's page of the check: it shows annotations and links on to the CI's own page.
+      const url = run.html_url ?? run.details_url;
+      return { id: run.id, name: run.name, status: run.status, conclusion: run.conclusion, ...(url ? { url } : {}) };
+    }),
+    statuses: statuses.map((status) => ({ context: status.context, state: status.state, ...(status.target_url ? { url: status.target_url } : {}) })),
+  };
+}

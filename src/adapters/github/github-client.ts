@@ -1,0 +1,65 @@
+import type { RepoRef } from '../../domain/repo.js';
+
+/**
+ * The one Octokit method this adapter calls. Any Octokit fits (plain
+ * @octokit/rest, Probot's installation Octokit, one with retry and throttling
+ * plugins), and no Octokit type has to leave src/adapters/github/: the wiring
+ * hands over whatever Octokit it has and this shape is all the host relies on.
+ */
+export interface GitHubClient {
+  request(route: string, parameters?: Record<string, unknown>): Promise<{ status: number; data: unknown }>;
+}
+
+/** The client for one repository: installation tokens differ per installation. */
+export type OctokitFor = (repo: RepoRef) => Promise<GitHubClient>;
+
+/** What the adapter logs through (a pino logger fits). */
+export interface GitHubLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+/** GitHub's `owner` and `repo` route parameters for a repository. */
+export function repoParams(repo: RepoRef): { owner: string; repo: string } {
+  return { owner: repo.owner, repo: repo.name };
+}
+
+/** The HTTP status of a failed Octokit request (a RequestError), if it is one. */
+export function httpStatus(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null || !('status' in error)) return undefined;
+  return typeof error.status === 'number' ? error.status : undefined;
+}
+
+/** Whether a request failed with one of these statuses: the expected "no" answers GitHub gives. */
+export function failedWith(error: unknown, ...statuses: number[]): boolean {
+  const status = httpStatus(error);
+  return status !== undefined && statuses.includes(status);
+}
+
+/** A typed GET; the type is what GitHub documents for the route (see github-types.ts). */
+export async function getData<T>(client: GitHubClient, route: string, parameters: Record<string, unknown>): Promise<T> {
+  return (await client.request(route, parameters)).data as T;
+}
+
+/** Per-page size for lists: GitHub's maximum, so long lists take few requests. */
+export const PAGE_SIZE = 100;
+
+/**
+ * Reads every page of a list. Octokit's paginate plugin would do it, but it is
+ * not part of the one-method client above, and GitHub lists wrap their items
+ * differently (`check_runs`, `statuses`, bare arrays), so `items` picks them.
+ */
+export async function readAllPages<T>(
+  client: GitHubClient,
+  route: string,
+  parameters: Record<string, unknown>,
+  items: (data: unknown) => T[],
+): Promise<T[]> {
+  const all: T[] = [];
+  for (let page = 1; ; page++) {
+    const batch = items((await client.request(route, { ...parameters, per_page: PAGE_SIZE, page })).data);
+    all.push(...batch);
+    if (batch.length < PAGE_SIZE) return all;
+  }
+}

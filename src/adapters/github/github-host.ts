@@ -1,0 +1,204 @@
+import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
+import type { PullRequestFacts } from '../../domain/records.js';
+import { repoKey, type RepoRef } from '../../domain/repo.js';
+import type { GitHost, HostEvents, MergeOutcome, MergeRequest, PullRequestStatusUpdate, TestRunRequest, TestRunStarted } from '../../ports/git-host.js';
+import type { QueueStore, TestRunStore } from '../../ports/stores.js';
+import { decideChecks } from './check-outcome.js';
+import { readCommitChecks } from './commit-checks.js';
+import { wantsComment, type FeedbackContext } from './feedback-texts.js';
+import { failedWith, getData, repoParams, type GitHubLog, type OctokitFor } from './github-client.js';
+import type { PullRequestData } from './github-types.js';
+import { mergePullRequests } from './merge-pull-requests.js';
+import { publishCheckRun, postEjectionComment } from './pull-request-feedback.js';
+import { toPullRequestFacts } from './pull-request-facts.js';
+import { noRequiredStatusesMessage, resolveRequiredStatuses } from './required-statuses.js';
+import { buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
+
+/** The `repo.host` of repositories on github.com. */
+export const GITHUB_HOST = 'github.com';
+
+export interface GitHubHostOptions {
+  /** The installation Octokit for a repository (see `installationOctokits`). */
+  octokitFor: OctokitFor;
+  /** Where CI results are reported (the queue runner's host events). */
+  events: () => HostEvents;
+  /** Check results arrive by commit sha: the run in progress at that sha is the one they decide. */
+  testRuns: Pick<TestRunStore, 'findInProgressByTestBranchSha' | 'listInProgress' | 'findById'>;
+  /**
+   * A run record knows its queue, not its repository: the queue says which
+   * repository a run's checks must come from, which test branch a merge was
+   * tested on, and which label re-queues a PR.
+   */
+  queues: Pick<QueueStore, 'find' | 'findById'>;
+  log: GitHubLog;
+  now?: () => number;
+  /** The `repo.host` this adapter serves (GitHub Enterprise: its host name); reconcile skips other hosts' runs. */
+  hostName?: string;
+}
+
+/** What one look at a test branch's checks concluded. */
+export type ChecksOutcome = 'no_run' | 'waiting' | 'passed' | 'failed';
+
+/**
+ * The GitHost of repositories on GitHub, through Octokit: test branches built
+ * with the Git API, results from check runs and commit statuses, merges by the
+ * REST API, and the PR's queue state shown as a check run and comments.
+ */
+export class GitHubHost implements GitHost {
+  private readonly now: () => number;
+  private readonly hostName: string;
+  /** Check webhooks come in bursts for one sha; one look at a time reports a run once. */
+  private readonly checking = new KeyedMutex();
+
+  constructor(private readonly options: GitHubHostOptions) {
+    this.now = options.now ?? Date.now;
+    this.hostName = (options.hostName ?? GITHUB_HOST).toLowerCase();
+  }
+
+  async readPullRequest(repo: RepoRef, prNumber: number): Promise<PullRequestFacts | null> {
+    const client = await this.options.octokitFor(repo);
+    try {
+      const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: prNumber });
+      return toPullRequestFacts(pr, new Date(this.now()));
+    } catch (error) {
+      if (failedWith(error, 404)) return null;
+      throw error;
+    }
+  }
+
+  async readBranchHead(repo: RepoRef, branch: string): Promise<string | null> {
+    return readBranch(await this.options.octokitFor(repo), repo, branch);
+  }
+
+  async startTestRun(request: TestRunRequest): Promise<TestRunStarted> {
+    const { repo, targetBranch, runId } = request;
+    const client = await this.options.octokitFor(repo);
+    // Before building anything: a run that cannot be decided is not worth a branch.
+    const required = await resolveRequiredStatuses(client, repo, targetBranch, request.requiredStatuses);
+    if (!required) return { ok: false, reason: 'no_required_statuses', message: noRequiredStatusesMessage(targetBranch) };
+    const branch = testBranchName(targetBranch, runId);
+    let built;
+    try {
+      built = await buildTestBranch(client, repo, branch, targetBranch, request.baseSha, request.heads);
+      if (built.ok && request.createPullRequest) await openTestPullRequest(client, repo, branch, targetBranch, runId, request.heads, this.options.log);
+    } catch (error) {
+      // The runner fails the run; a half-built branch must not outlive it.
+      await this.deleteQuietly(repo, branch);
+      throw error;
+    }
+    if (!built.ok) {
+      await this.deleteQuietly(repo, branch);
+      return { ok: false, reason: 'merge_conflict', prNumber: built.conflictWith };
+    }
+    this.options.log.info({ repo: repoKey(repo), branch: targetBranch, runId, testBranch: branch, sha: built.sha, required: required.statuses }, 'test branch built');
+    return { ok: true, testBranch: branch, testBranchSha: built.sha, requiredStatuses: required.statuses, requiredStatusesSource: required.source };
+  }
+
+  async cancelTestRun(repo: RepoRef, runId: string): Promise<void> {
+    // The port gives no target branch, and the test branch's name includes it: ask GitHub which mq/ branch is this run's.
+    const client = await this.options.octokitFor(repo);
+    const refs = await getData<Array<{ ref: string }>>(client, 'GET /repos/{owner}/{repo}/git/matching-refs/{ref}', { ...repoParams(repo), ref: 'heads/mq/' });
+    for (const { ref } of refs) {
+      if (ref.endsWith(`/${runId}`)) await deleteTestBranch(client, repo, ref.replace(/^refs\/heads\//, ''));
+    }
+  }
+
+  async merge(request: MergeRequest): Promise<MergeOutcome> {
+    const { repo, targetBranch, runId } = request;
+    const client = await this.options.octokitFor(repo);
+    const testedSha = await this.testedSha(repo, targetBranch, runId);
+    try {
+      return await mergePullRequests(client, request, testedSha, this.options.log);
+    } finally {
+      // Whatever happened, this run is over: its branch goes (it is usually gone already, when the run passed).
+      await this.deleteQuietly(repo, testBranchName(targetBranch, runId));
+    }
+  }
+
+  async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
+    const comment = wantsComment(update);
+    if (!update.statusCheckEnabled && !comment) return;
+    const client = await this.options.octokitFor(update.repo);
+    const context = await this.feedbackContext(update);
+    if (update.statusCheckEnabled) await publishCheckRun(client, update, context, new Date(this.now()));
+    if (comment) await postEjectionComment(client, update, context);
+  }
+
+  /**
+   * Looks at a commit's checks and, when they decide the test run built at
+   * that commit, reports it and deletes the test branch. Webhook handlers call
+   * it for check_run, check_suite and status events; `reconcile` for every run
+   * in progress. Most commits are not test branches: that is `no_run`.
+   */
+  onCommitChecksChanged(repo: RepoRef, sha: string): Promise<ChecksOutcome> {
+    return this.checking.run(sha, () => this.decideRunAt(repo, sha));
+  }
+
+  /** Catches results whose webhooks were lost: the service calls it periodically. */
+  async reconcile(): Promise<void> {
+    for (const run of await this.options.testRuns.listInProgress()) {
+      if (!run.testBranchSha) continue; // Still being built.
+      try {
+        const queue = await this.options.queues.findById(run.queueId);
+        if (!queue || queue.repo.host.toLowerCase() !== this.hostName) continue;
+        await this.onCommitChecksChanged(queue.repo, run.testBranchSha);
+      } catch (error) {
+        this.options.log.warn({ err: error, queueId: run.queueId, runId: run.id }, 'could not reconcile the checks of a test run');
+      }
+    }
+  }
+
+  private async decideRunAt(repo: RepoRef, sha: string): Promise<ChecksOutcome> {
+    const { testRuns, queues, log } = this.options;
+    const run = await testRuns.findInProgressByTestBranchSha(sha);
+    if (!run) return 'no_run';
+    const queue = await queues.findById(run.queueId);
+    // Only the queue's own repository decides: a fork can carry the same sha with statuses of its own making.
+    if (!queue || repoKey(queue.repo) !== repoKey(repo)) {
+      log.warn({ repo: repoKey(repo), sha, runId: run.id }, 'checks reported for a test branch sha from another repository; ignored');
+      return 'no_run';
+    }
+    const where = { repo: repoKey(repo), branch: queue.targetBranch, runId: run.id, sha };
+    if (run.requiredStatuses.length === 0) {
+      // Recorded right after the branch is built; until then nothing can pass.
+      log.warn(where, 'test run has no required statuses recorded yet; waiting');
+      return 'waiting';
+    }
+    const client = await this.options.octokitFor(repo);
+    const { checkRuns, statuses } = await readCommitChecks(client, repo, sha);
+    const decided = decideChecks(run.requiredStatuses, checkRuns, statuses);
+    if (decided.verdict === 'waiting') return 'waiting';
+    const passed = decided.verdict === 'passed';
+    const failedChecks = decided.verdict === 'failed' ? decided.failedChecks : [];
+    await this.options.events().testRunFinished({ queueId: run.queueId, runId: run.id, passed, checkRuns: decided.checkRuns, failedChecks });
+    log.info({ ...where, passed, failedChecks }, 'test run finished');
+    await this.deleteQuietly(repo, run.testBranch);
+    return decided.verdict;
+  }
+
+  /** The commit the run tested, for comparing merged content with it. */
+  private async testedSha(repo: RepoRef, targetBranch: string, runId: string): Promise<string | null> {
+    const queue = await this.options.queues.find(repo, targetBranch);
+    const run = queue ? await this.options.testRuns.findById(queue.id, runId) : null;
+    return run?.testBranchSha ?? null;
+  }
+
+  private async feedbackContext(update: PullRequestStatusUpdate): Promise<FeedbackContext> {
+    const queue = await this.options.queues.find(update.repo, update.targetBranch);
+    const label = queue?.config.enqueueingLabel ?? 'merge-queue';
+    const failed = update.testRun?.failedChecks ?? [];
+    if (failed.length === 0 || !queue || !update.testRun) return { label, failingChecks: failed.map((name) => ({ name })) };
+    const run = await this.options.testRuns.findById(queue.id, update.testRun.runId);
+    const urls = new Map((run?.checkRuns ?? []).map((check) => [check.name, check.url]));
+    return { label, failingChecks: failed.map((name) => ({ name, ...(urls.get(name) ? { url: urls.get(name) } : {}) })) };
+  }
+
+  /** Ending a run must not fail because its branch could not be cleaned up: log it and go on. */
+  private async deleteQuietly(repo: RepoRef, branch: string): Promise<void> {
+    try {
+      await deleteTestBranch(await this.options.octokitFor(repo), repo, branch);
+    } catch (error) {
+      this.options.log.warn({ err: error, repo: repoKey(repo), branch }, 'could not delete a test branch');
+    }
+  }
+}

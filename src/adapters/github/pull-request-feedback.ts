@@ -1,0 +1,55 @@
+import type { RepoRef } from '../../domain/repo.js';
+import type { PullRequestStatusUpdate } from '../../ports/git-host.js';
+import { getData, readAllPages, repoParams, type GitHubClient } from './github-client.js';
+import type { CheckRunListData, IssueCommentData } from './github-types.js';
+import { checkRunExternalId, checkRunName, checkRunView, commentMarker, ejectionComment, type FeedbackContext } from './feedback-texts.js';
+
+/**
+ * Shows the PR's queue state as ONE check run on its head: found again by
+ * name and external id and updated, so repeated reports never stack up runs.
+ */
+export async function publishCheckRun(client: GitHubClient, update: PullRequestStatusUpdate, context: FeedbackContext, now: Date): Promise<void> {
+  const name = checkRunName(update.targetBranch);
+  const externalId = checkRunExternalId(update.targetBranch, update.prNumber);
+  const listed = await getData<CheckRunListData>(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+    ...repoParams(update.repo),
+    ref: update.headSha,
+    check_name: name,
+    filter: 'latest',
+    per_page: 100,
+  });
+  const view = checkRunView(update, context);
+  const existing = listed.check_runs
+    .filter((run) => run.external_id === externalId)
+    .reduce<(typeof listed.check_runs)[number] | undefined>((latest, run) => (!latest || run.id > latest.id ? run : latest), undefined);
+  // A completed check run cannot be reopened: a PR queued again on the same head gets a new one, which GitHub then shows.
+  const reusable = existing && (existing.status !== 'completed' || view.status === 'completed') ? existing : undefined;
+  const body = {
+    name,
+    external_id: externalId,
+    status: view.status,
+    ...(view.conclusion ? { conclusion: view.conclusion, completed_at: now.toISOString() } : {}),
+    output: { title: view.title, summary: view.summary },
+  };
+  if (reusable) {
+    await client.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...repoParams(update.repo), check_run_id: reusable.id, ...body });
+  } else {
+    await client.request('POST /repos/{owner}/{repo}/check-runs', { ...repoParams(update.repo), head_sha: update.headSha, ...body });
+  }
+}
+
+/** Comments once on an ejection: a comment carrying this event's marker means it was already said. */
+export async function postEjectionComment(client: GitHubClient, update: PullRequestStatusUpdate, context: FeedbackContext): Promise<void> {
+  const marker = commentMarker(update);
+  if (await hasComment(client, update.repo, update.prNumber, marker)) return;
+  await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+    ...repoParams(update.repo),
+    issue_number: update.prNumber,
+    body: ejectionComment(update, context),
+  });
+}
+
+async function hasComment(client: GitHubClient, repo: RepoRef, prNumber: number, marker: string): Promise<boolean> {
+  const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: prNumber }, (data) => data as IssueCommentData[]);
+  return comments.some((comment) => comment.body?.includes(marker));
+}

@@ -1,0 +1,121 @@
+import { generateKeyPairSync } from 'node:crypto';
+import nock from 'nock';
+import { pino } from 'pino';
+import { Probot } from 'probot';
+import { createGitHubOctokit, installationOctokits, probotAppAuth, queueProbotOctokit, AppNotInstalledError, GitHubHost } from '../../src/adapters/github/index.js';
+import { API, REPO, REPO_PATH, recordingLog, useNock } from './github-fixtures.js';
+
+useNock();
+
+const SECONDARY = { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' };
+const REF = { ref: 'refs/heads/main', object: { sha: 'f95f852bd8fca8fcc58a9a2d6c842781e32a215e', type: 'commit' } };
+
+describe('createGitHubOctokit: back off instead of failing', () => {
+  test('a 5xx is retried with back-off, and each retry is logged', async () => {
+    const log = recordingLog();
+    const client = createGitHubOctokit({ auth: 'test-token', baseUrl: API, log, unitMs: 1 });
+    const scope = nock(API).get(`${REPO_PATH}/git/ref/heads%2Fmain`).reply(502, 'Bad Gateway').get(`${REPO_PATH}/git/ref/heads%2Fmain`).reply(503, {}).get(`${REPO_PATH}/git/ref/heads%2Fmain`).reply(200, REF);
+    const response = await client.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { owner: REPO.owner, repo: REPO.name, ref: 'heads/main' });
+    expect(response.data).toEqual(REF);
+    expect(scope.isDone()).toBe(true);
+    expect(log.entries.filter((e) => e.message === 'GitHub request failed; retrying with back-off').map((e) => e.details)).toEqual([
+      expect.objectContaining({ method: 'GET', status: 502, attempt: 1, retries: 3 }),
+      expect.objectContaining({ method: 'GET', status: 503, attempt: 2, retries: 3 }),
+    ]);
+  });
+
+  test('after its retries a 5xx fails', async () => {
+    const log = recordingLog();
+    const client = createGitHubOctokit({ auth: 'test-token', baseUrl: API, log, unitMs: 1, retries: 2 });
+    nock(API).get(`${REPO_PATH}/pulls/2`).times(3).reply(500, { message: 'boom' });
+    await expect(client.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: REPO.owner, repo: REPO.name, pull_number: 2 })).rejects.toMatchObject({ status: 500 });
+    expect(log.entries.filter((e) => e.message.startsWith('GitHub request failed'))).toHaveLength(2);
+  });
+
+  test('a secondary rate limit waits for retry-after and tries again', async () => {
+    const log = recordingLog();
+    const client = createGitHubOctokit({ auth: 'test-token', baseUrl: API, log, unitMs: 1 });
+    const scope = nock(API).get(`${REPO_PATH}/git/ref/heads%2Fmain`).reply(403, SECONDARY, { 'retry-after': '2' }).get(`${REPO_PATH}/git/ref/heads%2Fmain`).reply(200, REF);
+    const response = await client.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { owner: REPO.owner, repo: REPO.name, ref: 'heads/main' });
+    expect(response.data).toEqual(REF);
+    expect(scope.isDone()).toBe(true);
+    expect(log.entries).toContainEqual(expect.objectContaining({ level: 'warn', message: 'GitHub secondary rate limit hit', details: expect.objectContaining({ retryAfterSeconds: 2, retrying: true }) }));
+  });
+
+  test('a primary rate limit (x-ratelimit-remaining: 0) waits for the reset', async () => {
+    const log = recordingLog();
+    const client = createGitHubOctokit({ auth: 'test-token', baseUrl: API, log, unitMs: 1 });
+    const reset = String(Math.floor(Date.now() / 1000));
+    nock(API)
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(403, { message: 'API rate limit exceeded' }, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset })
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(200, REF);
+    await client.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { owner: REPO.owner, repo: REPO.name, ref: 'heads/main' });
+    expect(log.entries.some((e) => e.message === 'GitHub primary rate limit hit')).toBe(true);
+  });
+});
+
+describe('through Probot: installation Octokits with the same back-off', () => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+
+  function probot(log = recordingLog()) {
+    return new Probot({ appId: 123, privateKey, secret: 'webhook-secret', log: pino({ level: 'silent' }), Octokit: queueProbotOctokit(log, { unitMs: 1 }) });
+  }
+
+  test("probot.auth(installationId) for the repository's installation; secondary limits and 5xx are retried", async () => {
+    const log = recordingLog();
+    const octokits = installationOctokits(probotAppAuth(probot(log)));
+    const scope = nock(API)
+      .get(`${REPO_PATH}/installation`)
+      .matchHeader('authorization', /^bearer /)
+      .reply(200, { id: 42, account: { login: REPO.owner } })
+      .post('/app/installations/42/access_tokens')
+      .reply(201, { token: 'ghs_installation', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .matchHeader('authorization', 'token ghs_installation')
+      .reply(403, SECONDARY, { 'retry-after': '1' })
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(502, 'Bad Gateway')
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .matchHeader('authorization', 'token ghs_installation')
+      .reply(200, REF);
+    const host = new GitHubHost({
+      octokitFor: octokits.octokitFor,
+      events: () => {
+        throw new Error('not used');
+      },
+      testRuns: { findInProgressByTestBranchSha: async () => null, listInProgress: async () => [], findById: async () => null },
+      queues: { find: async () => null, findById: async () => null },
+      log,
+    });
+
+    expect(await host.readBranchHead(REPO, 'main')).toBe(REF.object.sha);
+    expect(scope.isDone()).toBe(true);
+    expect(log.entries.map((e) => e.message)).toEqual(expect.arrayContaining(['GitHub secondary rate limit hit', 'GitHub request failed; retrying with back-off']));
+
+    // The installation and its Octokit are remembered: no second lookup, no second token.
+    nock(API).get(`${REPO_PATH}/git/ref/heads%2Fmain`).matchHeader('authorization', 'token ghs_installation').reply(200, REF);
+    expect(await host.readBranchHead(REPO, 'main')).toBe(REF.object.sha);
+  });
+
+  test('an app not installed on the repository says so; the failure is not remembered', async () => {
+    const octokits = installationOctokits(probotAppAuth(probot()));
+    nock(API).get(`${REPO_PATH}/installation`).twice().reply(404, { message: 'Not Found' });
+    await expect(octokits.octokitFor(REPO)).rejects.toBeInstanceOf(AppNotInstalledError);
+    await expect(octokits.octokitFor(REPO)).rejects.toThrow('The GitHub App is not installed on Codertocat/Hello-World');
+  });
+
+  test('an installation id from a webhook payload saves the lookup', async () => {
+    const octokits = installationOctokits(probotAppAuth(probot()));
+    octokits.remember(REPO, 7);
+    nock(API)
+      .post('/app/installations/7/access_tokens')
+      .reply(201, { token: 'ghs_seven', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .get(`${REPO_PATH}/pulls/2`)
+      .matchHeader('authorization', 'token ghs_seven')
+      .reply(200, { number: 2 });
+    const client = await octokits.octokitFor(REPO);
+    expect((await client.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: REPO.owner, repo: REPO.name, pull_number: 2 })).data).toEqual({ number: 2 });
+  });
+});

@@ -1,0 +1,159 @@
+import nock from 'nock';
+import { API, REPO, REPO_PATH, checkRunJson, commitStatusJson, queueRecord, testHost, testRunRecord, useNock } from './github-fixtures.js';
+
+useNock();
+
+const SHA = 'test1';
+
+function checkRuns(...runs: Array<Record<string, unknown>>) {
+  return { total_count: runs.length, check_runs: runs };
+}
+function combinedStatus(...statuses: Array<Record<string, unknown>>) {
+  return { state: 'pending', sha: SHA, total_count: statuses.length, statuses, repository: {}, commit_url: '', url: '' };
+}
+function githubChecks(runs: Array<Record<string, unknown>>, statuses: Array<Record<string, unknown>> = []) {
+  return nock(API)
+    .get(`${REPO_PATH}/commits/${SHA}/check-runs`)
+    .query({ filter: 'latest', per_page: 100, page: 1 })
+    .reply(200, checkRuns(...runs))
+    .get(`${REPO_PATH}/commits/${SHA}/status`)
+    .query({ per_page: 100, page: 1 })
+    .reply(200, combinedStatus(...statuses));
+}
+function branchDeleted() {
+  return nock(API)
+    .get(`${REPO_PATH}/pulls`)
+    .query({ head: 'Codertocat:mq/main/run1', state: 'open' })
+    .reply(200, [])
+    .delete(`${REPO_PATH}/git/refs/heads%2Fmq%2Fmain%2Frun1`)
+    .reply(204);
+}
+
+describe('onCommitChecksChanged', () => {
+  test('every required check and status succeeded: the run passed, is reported, and its branch deleted', async () => {
+    const { host, finished, runs } = testHost({ runs: [testRunRecord({ requiredStatuses: ['Octocoders-linter', 'ci/jenkins'] })] });
+    const checks = githubChecks(
+      [checkRunJson({ id: 1, name: 'Octocoders-linter', status: 'completed', conclusion: 'success' }), checkRunJson({ id: 2, name: 'docs', status: 'completed', conclusion: 'failure' })],
+      [commitStatusJson({ context: 'ci/jenkins', state: 'success', target_url: 'https://ci.example/1' })],
+    );
+    const cleanup = branchDeleted();
+
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('passed');
+
+    expect(finished).toEqual([
+      {
+        queueId: 'q1',
+        runId: 'run1',
+        passed: true,
+        failedChecks: [],
+        checkRuns: [
+          { name: 'Octocoders-linter', url: 'https://github.com/Codertocat/Hello-World/runs/128620228', status: 'completed', conclusion: 'success' },
+          { name: 'docs', url: 'https://github.com/Codertocat/Hello-World/runs/128620228', status: 'completed', conclusion: 'failure' },
+          { name: 'ci/jenkins', url: 'https://ci.example/1', status: 'completed', conclusion: 'success' },
+        ],
+      },
+    ]);
+    expect(runs[0]?.status).toBe('succeeded');
+    expect(checks.isDone() && cleanup.isDone()).toBe(true);
+  });
+
+  test('skipped and neutral count as success, like branch protection', async () => {
+    const { host, finished } = testHost({ runs: [testRunRecord({ requiredStatuses: ['build', 'lint'] })] });
+    githubChecks([checkRunJson({ id: 1, name: 'build', conclusion: 'skipped' }), checkRunJson({ id: 2, name: 'lint', conclusion: 'neutral' })]);
+    branchDeleted();
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('passed');
+    expect(finished[0]?.passed).toBe(true);
+  });
+
+  test('a required check failed: failed, naming the failing checks', async () => {
+    const { host, finished } = testHost({ runs: [testRunRecord({ requiredStatuses: ['Octocoders-linter', 'ci/jenkins', 'e2e'] })] });
+    githubChecks(
+      [checkRunJson({ id: 1, name: 'Octocoders-linter' }), checkRunJson({ id: 2, name: 'e2e', status: 'in_progress', conclusion: null })], // The example's run failed.
+      [commitStatusJson({ context: 'ci/jenkins', state: 'error' })],
+    );
+    branchDeleted();
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('failed');
+    expect(finished).toMatchObject([{ queueId: 'q1', runId: 'run1', passed: false, failedChecks: ['Octocoders-linter', 'ci/jenkins'] }]);
+  });
+
+  test('a required check still running, another not reported yet: keep waiting, nothing reported or deleted', async () => {
+    const { host, finished } = testHost({ runs: [testRunRecord({ requiredStatuses: ['build', 'ci/jenkins', 'later'] })] });
+    githubChecks([checkRunJson({ id: 1, name: 'build', status: 'in_progress', conclusion: null })], [commitStatusJson({ context: 'ci/jenkins', state: 'pending' })]);
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('waiting');
+    expect(finished).toEqual([]);
+  });
+
+  test('reads every page of check runs', async () => {
+    const { host } = testHost({ runs: [testRunRecord({ requiredStatuses: ['check-100'] })] });
+    const page1 = Array.from({ length: 100 }, (_, i) => checkRunJson({ id: i + 1, name: `check-${i}`, conclusion: 'success' }));
+    nock(API)
+      .get(`${REPO_PATH}/commits/${SHA}/check-runs`)
+      .query({ filter: 'latest', per_page: 100, page: 1 })
+      .reply(200, checkRuns(...page1))
+      .get(`${REPO_PATH}/commits/${SHA}/check-runs`)
+      .query({ filter: 'latest', per_page: 100, page: 2 })
+      .reply(200, checkRuns(checkRunJson({ id: 101, name: 'check-100', conclusion: 'success' })))
+      .get(`${REPO_PATH}/commits/${SHA}/status`)
+      .query(true)
+      .reply(200, combinedStatus());
+    branchDeleted();
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('passed');
+  });
+
+  test('a sha no run is testing: nothing is read', async () => {
+    const { host } = testHost({ runs: [testRunRecord({ testBranchSha: 'other' })] });
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('no_run');
+  });
+
+  test("the same sha in another repository (a fork) never decides the queue's run", async () => {
+    const { host, log } = testHost({ runs: [testRunRecord()] });
+    expect(await host.onCommitChecksChanged({ ...REPO, owner: 'forker' }, SHA)).toBe('no_run');
+    expect(log.entries.map((e) => e.message)).toContain('checks reported for a test branch sha from another repository; ignored');
+  });
+
+  test('no required statuses recorded: never passes', async () => {
+    const { host } = testHost({ runs: [testRunRecord({ requiredStatuses: [] })] });
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('waiting');
+  });
+
+  test('a burst of webhooks for one sha reports the run once', async () => {
+    const { host, finished } = testHost({ runs: [testRunRecord({ requiredStatuses: ['build'] })] });
+    githubChecks([checkRunJson({ id: 1, name: 'build', conclusion: 'success' })]);
+    branchDeleted();
+    const outcomes = await Promise.all([host.onCommitChecksChanged(REPO, SHA), host.onCommitChecksChanged(REPO, SHA)]);
+    expect(outcomes).toEqual(['passed', 'no_run']);
+    expect(finished).toHaveLength(1);
+  });
+});
+
+describe('reconcile', () => {
+  test("looks at every run in progress on this host's repositories", async () => {
+    const sandboxQueue = queueRecord({ id: 'q2', repo: { host: 'sandbox', owner: 'demo', name: 'r' } });
+    const { host, finished } = testHost({
+      queues: [queueRecord(), sandboxQueue],
+      runs: [testRunRecord({ requiredStatuses: ['build'] }), testRunRecord({ id: 'run2', queueId: 'q2', testBranchSha: 'sandbox-sha' }), testRunRecord({ id: 'run3', testBranchSha: null })],
+    });
+    githubChecks([checkRunJson({ id: 1, name: 'build', conclusion: 'success' })]);
+    branchDeleted();
+    await host.reconcile();
+    expect(finished.map((f) => f.runId)).toEqual(['run1']);
+  });
+});
+
+describe('cancelTestRun', () => {
+  test("deletes the run's test branch and closes its draft PR", async () => {
+    const { host } = testHost();
+    const scope = nock(API)
+      .get(`${REPO_PATH}/git/matching-refs/heads%2Fmq%2F`)
+      .reply(200, [{ ref: 'refs/heads/mq/main/run10', object: { sha: 'a' } }, { ref: 'refs/heads/mq/release/1.x/run1', object: { sha: 'b' } }])
+      .get(`${REPO_PATH}/pulls`)
+      .query({ head: 'Codertocat:mq/release/1.x/run1', state: 'open' })
+      .reply(200, [{ number: 99 }])
+      .patch(`${REPO_PATH}/pulls/99`, { state: 'closed' })
+      .reply(200, {})
+      .delete(`${REPO_PATH}/git/refs/heads%2Fmq%2Frelease%2F1.x%2Frun1`)
+      .reply(422, { message: 'Reference does not exist' }); // Already gone: fine.
+    await host.cancelTestRun(REPO, 'run1');
+    expect(scope.isDone()).toBe(true);
+  });
+});

@@ -1,0 +1,126 @@
+import nock from 'nock';
+import type { PullRequestStatusUpdate } from '../../src/ports/git-host.js';
+import { commentMarker } from '../../src/adapters/github/feedback-texts.js';
+import { API, REPO, REPO_PATH, checkRunJson, queueRecord, testHost, testRunRecord, useNock, webhookExample } from './github-fixtures.js';
+
+useNock();
+
+const HEAD = 'ec26c3e57ca3a959ca5aad62de7213c562f8c821';
+const CHECK_NAME = 'Merge Queue (main)';
+
+function update(change: Partial<PullRequestStatusUpdate> = {}): PullRequestStatusUpdate {
+  return {
+    repo: REPO,
+    targetBranch: 'main',
+    prNumber: 2,
+    headSha: HEAD,
+    state: 'PENDING',
+    reason: 'ready',
+    position: 2,
+    statusCheckEnabled: true,
+    commentsEnabled: true,
+    ...change,
+  };
+}
+
+function existingRuns(...runs: Array<Record<string, unknown>>) {
+  return nock(API)
+    .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
+    .query({ check_name: CHECK_NAME, filter: 'latest', per_page: 100 })
+    .reply(200, { total_count: runs.length, check_runs: runs });
+}
+const ours = (change: Record<string, unknown> = {}) => checkRunJson({ id: 555, name: CHECK_NAME, external_id: 'mq:main:2', status: 'queued', conclusion: null, ...change });
+
+describe('reportPullRequestStatus', () => {
+  test('the first report creates the check run on the PR head', async () => {
+    const { host } = testHost();
+    const scope = existingRuns(checkRunJson({ id: 9, name: CHECK_NAME, external_id: 'someone-else' }))
+      .post(`${REPO_PATH}/check-runs`, {
+        name: CHECK_NAME,
+        head_sha: HEAD,
+        external_id: 'mq:main:2',
+        status: 'queued',
+        output: { title: 'Queued: position 2', summary: 'Waiting for its turn in the merge queue for `main` at position 2.' },
+      })
+      .reply(201, ours());
+    await host.reportPullRequestStatus(update());
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('later reports update the same check run (found by name and external id)', async () => {
+    const { host } = testHost();
+    const scope = existingRuns(ours({ status: 'in_progress' }))
+      .patch(`${REPO_PATH}/check-runs/555`, {
+        name: CHECK_NAME,
+        external_id: 'mq:main:2',
+        status: 'completed',
+        conclusion: 'success',
+        completed_at: '2024-05-01T12:00:00.000Z',
+        output: { title: 'Merged', summary: 'Merged into `main` by the merge queue.' },
+      })
+      .reply(200, ours({ status: 'completed', conclusion: 'success' }));
+    await host.reportPullRequestStatus(update({ state: 'MERGED', reason: 'merged', position: undefined }));
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('queued again on the same head after it completed: a new check run (a completed one cannot be reopened)', async () => {
+    const { host } = testHost();
+    const scope = existingRuns(ours({ status: 'completed', conclusion: 'failure' }))
+      .post(`${REPO_PATH}/check-runs`, (body: { status: string }) => body.status === 'queued')
+      .reply(201, ours({ id: 556 }));
+    await host.reportPullRequestStatus(update());
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('FAILED: the check run fails, and one comment says why with links to the failing checks', async () => {
+    const { host } = testHost({
+      queues: [queueRecord({ config: { enqueueingLabel: 'ship-it' } })],
+      runs: [testRunRecord({ status: 'failed', checkRuns: [{ name: 'Octocoders-linter', url: 'https://github.com/Codertocat/Hello-World/runs/128620228', status: 'completed', conclusion: 'failure' }] })],
+    });
+    const earlier = webhookExample('issue_comment', 'created').comment as Record<string, unknown>;
+    let posted = '';
+    const scope = existingRuns(ours({ status: 'in_progress' }))
+      .patch(`${REPO_PATH}/check-runs/555`, (body: { conclusion: string; output: { summary: string } }) => body.conclusion === 'failure' && body.output.summary.includes('[Octocoders-linter](https://github.com/Codertocat/Hello-World/runs/128620228)'))
+      .reply(200, {})
+      .get(`${REPO_PATH}/issues/2/comments`)
+      .query({ per_page: 100, page: 1 })
+      .reply(200, [earlier])
+      .post(`${REPO_PATH}/issues/2/comments`, (body: { body: string }) => {
+        posted = body.body;
+        return true;
+      })
+      .reply(201, {});
+    await host.reportPullRequestStatus(
+      update({ state: 'FAILED', reason: 'failed_tests', position: undefined, testRun: { runId: 'run1', testBranch: 'mq/main/run1', failedChecks: ['Octocoders-linter'] } }),
+    );
+    expect(scope.isDone()).toBe(true);
+    expect(posted).toContain('because its tests failed');
+    expect(posted).toContain('- [Octocoders-linter](https://github.com/Codertocat/Hello-World/runs/128620228)');
+    expect(posted).toContain('add the `ship-it` label again');
+  });
+
+  test('the same ejection reported again: no second comment', async () => {
+    const { host } = testHost();
+    const failed = update({ state: 'CANCELLED', reason: 'pushed_to', position: undefined, statusCheckEnabled: false });
+    const scope = nock(API)
+      .get(`${REPO_PATH}/issues/2/comments`)
+      .query(true)
+      .reply(200, [{ id: 1, body: `${commentMarker(failed)}\nremoved` }]);
+    await host.reportPullRequestStatus(failed);
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('cancelled by the user: the check run only, no comment', async () => {
+    const { host } = testHost();
+    const scope = existingRuns(ours())
+      .patch(`${REPO_PATH}/check-runs/555`, (body: { conclusion: string }) => body.conclusion === 'neutral')
+      .reply(200, {});
+    await host.reportPullRequestStatus(update({ state: 'CANCELLED', reason: 'user_requested', position: undefined }));
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('status checks and comments off: GitHub is not asked anything', async () => {
+    const { host } = testHost();
+    await host.reportPullRequestStatus(update({ state: 'FAILED', reason: 'failed_tests', statusCheckEnabled: false, commentsEnabled: false }));
+  });
+});
