@@ -8,6 +8,8 @@ import { buildServer } from './api/build-server.js';
 import { loadConfig } from './config/env.js';
 import { createLogger } from './logger.js';
 import { composeQueueServices } from './compose-queue.js';
+import type { ApiDeps } from './api/deps.js';
+import { setupGitHub } from './github/setup-github.js';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -27,18 +29,33 @@ try {
 }
 log.info({ source: database.source }, 'database ready');
 
-const { gitHosts, runner, sandbox, maintenance } = composeQueueServices({
+const github =
+  config.APP_ID && config.PRIVATE_KEY && config.WEBHOOK_SECRET
+    ? setupGitHub({ appId: config.APP_ID, privateKey: config.PRIVATE_KEY, webhookSecret: config.WEBHOOK_SECRET, ...(config.GHE_HOST ? { gheHost: config.GHE_HOST } : {}) }, database.stores, log)
+    : undefined;
+const { gitHosts, runner, sandbox, maintenance, events } = composeQueueServices({
   stores: database.stores,
   log,
   sandbox: config.MQ_SANDBOX,
   owner: `${hostname()}:${config.PORT}`,
+  ...(github ? { hosts: { [github.hostName]: github.host }, maintenanceTasks: github.maintenanceTasks } : {}),
 });
+github?.bindEvents(events);
 log.info(
   { sandbox: config.MQ_SANDBOX },
   config.MQ_SANDBOX ? 'sandbox host on: repositories on host "sandbox" are simulated' : 'sandbox host off',
 );
+if (github) log.info({ host: github.hostName }, 'GitHub App configured: webhooks at /api/github/webhooks');
+else log.info('GitHub App not configured (set APP_ID, PRIVATE_KEY and WEBHOOK_SECRET): API and sandbox only');
 
-const app = await buildServer({ stores: database.stores, gitHosts, runner, sandbox, logger: log });
+const app = await buildServer({
+  stores: database.stores,
+  gitHosts,
+  runner,
+  sandbox,
+  logger: log,
+  ...(github ? { webhooks: (deps: ApiDeps) => github.webhooks(deps, events) } : {}),
+});
 await app.listen({ port: config.PORT, host: config.HOST });
 // Resume every queue: replay persisted actions, re-arm timers, re-ask hosts for runs in flight.
 await runner.start();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
@@ -37,6 +37,8 @@ export interface BuildServerOptions {
   runner?: QueueRunner;
   /** Serves /sandbox/* when given. */
   sandbox?: SandboxHost;
+  /** The GitHub webhook route, built from the API's use cases (so both share them). */
+  webhooks?: (deps: ApiDeps) => Promise<FastifyPluginAsync>;
   /** The service's pino logger; none in tests. */
   logger?: FastifyBaseLogger;
   now?: () => Date;
@@ -120,6 +122,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     },
     { prefix: '/v1' },
   );
+  if (options.webhooks) await app.register(await options.webhooks(deps));
   const sandbox = options.sandbox;
   if (sandbox) {
     app.addHook('onClose', async () => sandbox.stop());

@@ -40,12 +40,26 @@ export const envSchema = z.object({
 
 export type Config = z.infer<typeof envSchema>;
 
+const GITHUB_APP_VARIABLES = ['APP_ID', 'PRIVATE_KEY', 'WEBHOOK_SECRET'] as const;
+
+/** The GitHub App is configured by all three variables or none: half a configuration is a mistake. */
+function missingGitHubAppVariables(config: Config): string[] {
+  const present = GITHUB_APP_VARIABLES.filter((v) => config[v] !== undefined);
+  return present.length === 0 ? [] : GITHUB_APP_VARIABLES.filter((v) => config[v] === undefined);
+}
+
 export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string };
 
 /** Parses the environment; a bad value comes back as a message naming the variable. */
 export function loadConfig(env: Record<string, string | undefined>): ConfigResult {
   const parsed = envSchema.safeParse(env);
-  if (parsed.success) return { ok: true, config: parsed.data };
+  if (parsed.success) {
+    const missing = missingGitHubAppVariables(parsed.data);
+    if (missing.length > 0) {
+      return { ok: false, message: `Invalid configuration: ${missing.join(', ')} must be set too: the GitHub App needs APP_ID, PRIVATE_KEY and WEBHOOK_SECRET together.` };
+    }
+    return { ok: true, config: parsed.data };
+  }
   const lines = parsed.error.issues.map((issue) => {
     const variable = String(issue.path[0] ?? 'environment');
     const value = env[variable];

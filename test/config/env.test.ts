@@ -13,7 +13,7 @@ describe('loadConfig', () => {
   });
 
   test('reads and converts the variables it knows', () => {
-    const result = loadConfig({ PORT: '8080', HOST: '0.0.0.0', MONGODB_URI: 'mongodb+srv://u:p@c.example/mq', LOG_LEVEL: 'debug', APP_ID: '123' });
+    const result = loadConfig({ PORT: '8080', HOST: '0.0.0.0', MONGODB_URI: 'mongodb+srv://u:p@c.example/mq', LOG_LEVEL: 'debug', APP_ID: '123', PRIVATE_KEY: 'k', WEBHOOK_SECRET: 's' });
     expect(result).toEqual({
       ok: true,
       config: expect.objectContaining({ PORT: 8080, HOST: '0.0.0.0', MONGODB_URI: 'mongodb+srv://u:p@c.example/mq', LOG_LEVEL: 'debug', APP_ID: '123' }),
@@ -45,5 +45,15 @@ describe('loadConfig', () => {
     const result = loadConfig({ PRIVATE_KEY: '-----BEGIN KEY-----secret', PORT: 'x' });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.message).not.toContain('secret');
+  });
+});
+
+describe('the GitHub App variables', () => {
+  test('all three or none: half a configuration names what is missing', () => {
+    const result = loadConfig({ APP_ID: '123', WEBHOOK_SECRET: 's' });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toMatch(/PRIVATE_KEY must be set/);
+    expect(loadConfig({ APP_ID: '1', PRIVATE_KEY: 'k', WEBHOOK_SECRET: 's' }).ok).toBe(true);
+    expect(loadConfig({}).ok).toBe(true);
   });
 });

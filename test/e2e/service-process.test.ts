@@ -3,6 +3,7 @@
  * user of `npm start` and `mq` sees, including the local FerretDB they share.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
@@ -79,6 +80,36 @@ async function createQueue(port: number, token: string): Promise<number> {
   });
   return response.status;
 }
+
+test('with the GitHub App variables it serves the webhook route and says so; without them it says that too', async () => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const database = await createTestDatabaseUri('e2e-gh');
+  const port = await freePort();
+  // The PEM on one line with literal \n, as environments often carry it.
+  const env = { MONGODB_URI: database.uri, PORT: String(port), APP_ID: '12345', PRIVATE_KEY: privateKey.replace(/\n/g, '\\n'), WEBHOOK_SECRET: 'secret' };
+  const service = run(mainJs, [], env);
+  try {
+    await waitForHealth(port, service);
+    expect(service.output()).toMatch(/GitHub App configured/);
+    const unsigned = await fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': 'd1' },
+      body: '{}',
+    });
+    expect(unsigned.status).toBe(401);
+  } finally {
+    service.child.kill('SIGTERM');
+  }
+  expect(await service.exit).toBe(0);
+  await dropTestDatabase(database);
+
+  const plain = run(mainJs, [], { MONGODB_URI: database.uri, PORT: String(await freePort()) });
+  const deadline = Date.now() + 30_000;
+  while (!/GitHub App not configured/.test(plain.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  plain.child.kill('SIGTERM');
+  expect(plain.output()).toMatch(/GitHub App not configured/);
+  await plain.exit;
+}, 90_000);
 
 test('bad configuration exits 1 with a message naming the variable', async () => {
   const service = run(mainJs, [], { PORT: 'not-a-port' });

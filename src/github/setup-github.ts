@@ -1,0 +1,84 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Probot } from 'probot';
+import type { Logger } from 'pino';
+import { GitHubHost, installationOctokits, probotAppAuth, queueProbotOctokit, type InstallationOctokits } from '../adapters/github/index.js';
+import type { ApiDeps } from '../api/deps.js';
+import type { HostEvents } from '../ports/git-host.js';
+import type { Stores } from '../ports/stores.js';
+import type { MaintenanceTask } from '../runner/maintenance.js';
+import { githubApp } from './github-app.js';
+import { webhookRoute } from './webhook-route.js';
+
+/** The GitHub App's credentials, all present (config/env.ts checks that). */
+export interface GitHubAppConfig {
+  appId: string;
+  privateKey: string;
+  webhookSecret: string;
+  /** GitHub Enterprise Server host name; github.com when absent. */
+  gheHost?: string;
+}
+
+export interface GitHubSetup {
+  /** Queues on this host name are GitHub's. */
+  hostName: string;
+  host: GitHubHost;
+  maintenanceTasks: MaintenanceTask[];
+  /** Registers Probot's handlers and the webhook route, given the API's use cases. */
+  webhooks(deps: ApiDeps, events: HostEvents): Promise<FastifyPluginAsync>;
+  /** Binds host events once the runner exists (the host reports CI results through them). */
+  bindEvents(events: HostEvents): void;
+}
+
+/**
+ * Probot and the GitHub host, built from the App's credentials. Installation
+ * tokens come from `probot.auth(installationId)`; every Octokit Probot builds
+ * retries 5xx and secondary rate limits with back-off (queueProbotOctokit).
+ */
+export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger): GitHubSetup {
+  const hostName = (config.gheHost ?? 'github.com').toLowerCase();
+  const probot = new Probot({
+    appId: Number(config.appId),
+    // Environments often carry a PEM on one line with literal \n.
+    privateKey: config.privateKey.replace(/\\n/g, '\n'),
+    secret: config.webhookSecret,
+    ...(config.gheHost ? { baseUrl: `https://${config.gheHost}/api/v3` } : {}),
+    log: log.child({ name: 'probot' }),
+    Octokit: queueProbotOctokit(log),
+  });
+  const octokits: InstallationOctokits = installationOctokits(probotAppAuth(probot));
+  let events: HostEvents | undefined;
+  const host = new GitHubHost({
+    octokitFor: octokits.octokitFor,
+    events: () => {
+      if (!events) throw new Error('GitHub host events used before the runner exists');
+      return events;
+    },
+    testRuns: stores.testRuns,
+    queues: stores.queues,
+    log,
+    hostName,
+  });
+  return {
+    hostName,
+    host,
+    maintenanceTasks: [{ name: 'reconcile GitHub check results', run: () => host.reconcile() }],
+    bindEvents(bound) {
+      events = bound;
+    },
+    async webhooks(deps, bound) {
+      await probot.load(
+        githubApp({
+          stores,
+          pullRequests: deps.pullRequests,
+          events: bound,
+          checksChanged: async (repo, sha) => {
+            await host.onCommitChecksChanged(repo, sha);
+          },
+          hostName,
+          rememberInstallation: (repo, installationId) => octokits.remember(repo, installationId),
+        }),
+      );
+      return webhookRoute({ receiver: probot.webhooks, deliveries: stores.deliveries });
+    },
+  };
+}
