@@ -16,6 +16,8 @@ export interface GitHubAppConfig {
   webhookSecret: string;
   /** GitHub Enterprise Server host name; github.com when absent. */
   gheHost?: string;
+  /** The REST API's address when it is not the host's default (tests: a fake on 127.0.0.1). */
+  baseUrl?: string;
 }
 
 export interface GitHubSetup {
@@ -41,7 +43,7 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
     // Environments often carry a PEM on one line with literal \n.
     privateKey: config.privateKey.replace(/\\n/g, '\n'),
     secret: config.webhookSecret,
-    ...(config.gheHost ? { baseUrl: `https://${config.gheHost}/api/v3` } : {}),
+    ...(config.baseUrl ? { baseUrl: config.baseUrl } : config.gheHost ? { baseUrl: `https://${config.gheHost}/api/v3` } : {}),
     log: log.child({ name: 'probot' }),
     Octokit: queueProbotOctokit(log),
   });
