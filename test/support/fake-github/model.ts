@@ -1,0 +1,189 @@
+/**
+ * The fake's in-memory state, as plain records. Only fields with behaviour live
+ * here; everything else in GitHub's JSON is derived in shapes.ts or filled from the
+ * schema (conform.ts).
+ */
+
+export type Sha = string;
+
+/**
+ * One unit of content. A commit's tree is the ordered list of change ids applied
+ * since the repository's first commit, so two commits have the same content exactly
+ * when the same changes were applied in the same order, however they got there
+ * (merge commit, squash, rebase, merges API, a fast-forward).
+ */
+export interface Change {
+  id: string;
+  /** Conflicts are declared between keys: `#<n>` for PR n's pushes, or a push's own name. */
+  conflictKey: string;
+  /** The message of the commit that introduced it (rebase merges replay it). */
+  message: string;
+}
+
+export interface Commit {
+  sha: Sha;
+  repo: string;
+  parents: Sha[];
+  tree: readonly string[];
+  message: string;
+  author: string;
+  date: string;
+}
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+export interface RequiredCheck {
+  context: string;
+  /** Only a check run from this app (or a status, when null) satisfies it. */
+  appId?: number | null;
+}
+
+export interface BranchProtection {
+  requiredStatusChecks?: { strict: boolean; checks: RequiredCheck[] };
+  requiredApprovingReviewCount?: number;
+  allowForcePushes?: boolean;
+}
+
+/** A ruleset rule in GitHub's own JSON shape, e.g. `{ type: 'required_status_checks', parameters: {...} }`. */
+export interface RulesetRule {
+  type: string;
+  parameters?: Record<string, unknown>;
+}
+
+export interface Ruleset {
+  id: number;
+  name: string;
+  enforcement: 'active' | 'evaluate' | 'disabled';
+  /** `~DEFAULT_BRANCH`, `~ALL`, or `refs/heads/<fnmatch pattern>`. */
+  include: string[];
+  exclude: string[];
+  rules: RulesetRule[];
+}
+
+export interface Label {
+  id: number;
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+export interface Review {
+  id: number;
+  user: string;
+  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
+  commitId: Sha;
+  submittedAt: string;
+}
+
+export interface PullRequest {
+  id: number;
+  number: number;
+  title: string;
+  body: string | null;
+  user: string;
+  headRef: string;
+  headSha: Sha;
+  baseRef: string;
+  state: 'open' | 'closed';
+  draft: boolean;
+  merged: boolean;
+  mergedAt: string | null;
+  mergedBy: string | null;
+  mergeCommitSha: Sha | null;
+  closedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  labels: string[];
+  reviews: Review[];
+  /** Test-set mergeability; undefined: computed from content and conflicts. */
+  mergeableOverride?: { mergeable: boolean | null; mergeableState: string };
+  /** GETs left that answer `mergeable: null` (GitHub still computing). */
+  unknownReads: number;
+  /** Pushes so far, to name this PR's changes `#<n>.<k>`. */
+  pushes: number;
+}
+
+export interface IssueComment {
+  id: number;
+  issueNumber: number;
+  body: string;
+  user: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CheckRun {
+  id: number;
+  repo: string;
+  headSha: Sha;
+  name: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  detailsUrl: string | null;
+  externalId: string | null;
+  output: { title: string | null; summary: string | null; text: string | null };
+  appId: number;
+  checkSuiteId: number;
+}
+
+export interface CommitStatus {
+  id: number;
+  repo: string;
+  sha: Sha;
+  state: 'error' | 'failure' | 'pending' | 'success';
+  context: string;
+  description: string | null;
+  targetUrl: string | null;
+  creator: string;
+  createdAt: string;
+}
+
+export interface App {
+  id: number;
+  slug: string;
+  name: string;
+  /** The login GitHub gives its installation's actions: `<slug>[bot]`. */
+  botLogin: string;
+}
+
+export interface Installation {
+  id: number;
+  account: string;
+  appId: number;
+}
+
+export interface Repo {
+  id: number;
+  owner: string;
+  name: string;
+  fullName: string;
+  defaultBranch: string;
+  private: boolean;
+  createdAt: string;
+  deleteBranchOnMerge: boolean;
+  /** `refs/heads/<branch>` (and tags) to sha. */
+  refs: Map<string, Sha>;
+  changes: Map<string, Change>;
+  /** Unordered pairs of conflict keys, stored as `a\u0000b` with a < b. */
+  conflicts: Set<string>;
+  labels: Map<string, Label>;
+  pulls: Map<number, PullRequest>;
+  comments: IssueComment[];
+  nextNumber: number;
+  protection: Map<string, BranchProtection>;
+  rulesets: Ruleset[];
+  permissions: Map<string, Permission>;
+}
+
+/** What happened, for webhook delivery; payloads are built when the event is emitted. */
+export type FakeEvent =
+  | { name: 'pull_request'; action: string; repo: string; number: number; sender: string; extra?: Record<string, unknown> }
+  | { name: 'push'; repo: string; ref: string; before: Sha; after: Sha; created: boolean; deleted: boolean; forced: boolean; sender: string }
+  | { name: 'create' | 'delete'; repo: string; ref: string; sender: string }
+  | { name: 'check_run'; action: 'created' | 'completed'; repo: string; id: number; sender: string }
+  | { name: 'check_suite'; action: 'completed'; repo: string; checkSuiteId: number; headSha: Sha; appId: number; sender: string }
+  | { name: 'status'; repo: string; id: number; sender: string }
+  | { name: 'issue_comment'; action: 'created' | 'edited' | 'deleted'; repo: string; number: number; commentId: number; sender: string }
+  | { name: 'pull_request_review'; action: 'submitted'; repo: string; number: number; reviewId: number; sender: string };

@@ -1,0 +1,89 @@
+import { GitHubError } from '../state.js';
+import { ok, paginate, repoOf, type Handler } from './context.js';
+
+/** The repository, its branch protection and rulesets, and the app endpoints Octokit's app auth uses. */
+
+export const repoRoutes: Record<string, Handler> = {
+  'repos/get': (ctx) => {
+    const repo = repoOf(ctx);
+    // An installation token sees the permissions the app was granted: write, not admin.
+    const permissions = { admin: false, maintain: false, push: true, triage: true, pull: true };
+    return ok({ ...ctx.shapes.repo(repo), permissions, network_count: 0, subscribers_count: 0 });
+  },
+
+  'repos/get-branch-protection': (ctx) => {
+    const repo = repoOf(ctx);
+    const branch = ctx.params.branch ?? '';
+    if (!ctx.state.branchHead(repo, branch)) throw new GitHubError(404, 'Branch not found');
+    if (!repo.protection.has(branch)) throw new GitHubError(404, 'Branch not protected');
+    return ok(ctx.shapes.branchProtection(repo, branch));
+  },
+
+  'repos/get-status-checks-protection': (ctx) => {
+    const repo = repoOf(ctx);
+    const branch = ctx.params.branch ?? '';
+    if (!ctx.state.branchHead(repo, branch)) throw new GitHubError(404, 'Branch not found');
+    if (!repo.protection.has(branch)) throw new GitHubError(404, 'Branch not protected');
+    const checks = ctx.shapes.requiredStatusChecks(repo, branch);
+    if (!checks) throw new GitHubError(404, 'Required status checks not enabled');
+    return ok(checks);
+  },
+
+  'repos/get-branch-rules': (ctx) => {
+    const repo = repoOf(ctx);
+    // GitHub answers 200 with [] for a branch that does not exist, and for one without rules.
+    return paginate(ctx, ctx.shapes.branchRules(repo, ctx.params.branch ?? ''));
+  },
+};
+
+export const appRoutes: Record<string, Handler> = {
+  'apps/create-installation-access-token': (ctx) => {
+    const installation = ctx.state.installations.get(Number(ctx.params.installation_id));
+    if (!installation) throw new GitHubError(404, 'Not Found');
+    const { token, expiresAt } = ctx.state.issueToken(installation.id);
+    const app = ctx.state.apps.get(installation.appId)!;
+    return ok(
+      {
+        token,
+        expires_at: expiresAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        permissions: ctx.shapes.app(app).permissions,
+        repository_selection: 'all',
+      },
+      201,
+    );
+  },
+
+  'apps/get-authenticated': (ctx) => ok(ctx.shapes.app(ctx.state.options.app)),
+
+  'apps/get-installation': (ctx) => {
+    const installation = ctx.state.installations.get(Number(ctx.params.installation_id));
+    if (!installation) throw new GitHubError(404, 'Not Found');
+    return ok(ctx.shapes.installation(installation));
+  },
+
+  'apps/list-installations': (ctx) => paginate(ctx, [...ctx.state.installations.values()].map((i) => ctx.shapes.installation(i))),
+
+  'apps/get-repo-installation': (ctx) => {
+    const repo = ctx.state.findRepo(ctx.params.owner ?? '', ctx.params.repo ?? '');
+    const installation = repo && ctx.state.installationFor(repo);
+    if (!installation) throw new GitHubError(404, 'Not Found');
+    return ok(ctx.shapes.installation(installation));
+  },
+
+  'apps/get-org-installation': (ctx) => installationOfAccount(ctx, ctx.params.org ?? ''),
+  'apps/get-user-installation': (ctx) => installationOfAccount(ctx, ctx.params.username ?? ''),
+
+  'apps/list-repos-accessible-to-installation': (ctx) => {
+    if (ctx.actor.kind !== 'installation') throw new GitHubError(403, 'You must authenticate with an installation access token');
+    const installation = ctx.state.installations.get(ctx.actor.installationId)!;
+    const repos = [...ctx.state.repos.values()].filter((r) => r.owner.toLowerCase() === installation.account.toLowerCase());
+    const page = paginate(ctx, repos.map((r) => ctx.shapes.repo(r)));
+    return { ...page, body: { total_count: repos.length, repositories: page.body, repository_selection: 'all' } };
+  },
+};
+
+function installationOfAccount(ctx: Parameters<Handler>[0], account: string) {
+  const installation = [...ctx.state.installations.values()].find((i) => i.account.toLowerCase() === account.toLowerCase());
+  if (!installation) throw new GitHubError(404, 'Not Found');
+  return ok(ctx.shapes.installation(installation));
+}
