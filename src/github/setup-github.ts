@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Probot } from 'probot';
 import type { Logger } from 'pino';
-import { GitHubHost, installationOctokits, probotAppAuth, queueProbotOctokit, type InstallationOctokits } from '../adapters/github/index.js';
+import { GitHubHost, installationOctokits, probotAppAuth, queueProbotOctokit, type BackOffTuning, type InstallationOctokits } from '../adapters/github/index.js';
 import type { ApiDeps } from '../api/deps.js';
 import type { HostEvents } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
@@ -18,6 +18,8 @@ export interface GitHubAppConfig {
   gheHost?: string;
   /** The REST API's address when it is not the host's default (tests: a fake on 127.0.0.1). */
   baseUrl?: string;
+  /** Back-off and throttling of GitHub calls (tests shorten them). */
+  tuning?: BackOffTuning;
 }
 
 export interface GitHubSetup {
@@ -45,7 +47,7 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
     secret: config.webhookSecret,
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : config.gheHost ? { baseUrl: `https://${config.gheHost}/api/v3` } : {}),
     log: log.child({ name: 'probot' }),
-    Octokit: queueProbotOctokit(log),
+    Octokit: queueProbotOctokit(log, config.tuning),
   });
   const octokits: InstallationOctokits = installationOctokits(probotAppAuth(probot));
   let events: HostEvents | undefined;
