@@ -113,17 +113,33 @@ export function githubApp(deps: GitHubAppDeps) {
 
     app.on(['check_run.completed', 'check_run.created', 'check_suite.completed'], async (context) =>
       withRepo(context, async (repo, payload) => {
-        const sha = (payload.check_run as { head_sha?: string } | undefined)?.head_sha ?? (payload.check_suite as { head_sha?: string } | undefined)?.head_sha;
-        if (sha) await deps.checksChanged(repo, sha);
+        const source = (payload.check_run ?? payload.check_suite) as { head_sha?: string; pull_requests?: Array<{ number: number }> } | undefined;
+        if (!source?.head_sha) return;
+        await deps.checksChanged(repo, source.head_sha);
+        // A PR's own checks decide whether GitHub calls it mergeable (required checks).
+        for (const pr of source.pull_requests ?? []) await deps.events.pullRequestChanged(repo, pr.number);
       }),
     );
 
     app.on('status', async (context) =>
       withRepo(context, async (repo, payload) => {
-        await deps.checksChanged(repo, String(payload.sha));
+        const sha = String(payload.sha);
+        await deps.checksChanged(repo, sha);
+        for (const prNumber of await waitingPullRequestsWithHead(deps, repo, sha)) await deps.events.pullRequestChanged(repo, prNumber);
       }),
     );
   };
+}
+
+/** Queued PRs of this repository whose head is `sha` (commit statuses do not name PRs). */
+async function waitingPullRequestsWithHead(deps: GitHubAppDeps, repo: RepoRef, sha: string): Promise<number[]> {
+  const numbers: number[] = [];
+  for (const queue of await deps.stores.queues.listForOrg(repo.host, repo.owner, repo)) {
+    for (const entry of await deps.stores.entries.listEnqueued(queue.id)) {
+      if (entry.state === 'NOT_READY' && entry.facts?.headSha === sha) numbers.push(entry.prNumber);
+    }
+  }
+  return numbers;
 }
 
 /** Carries out a command; answers a sentence for the PR when it could not. */

@@ -10,7 +10,7 @@ let h: GitHubHarness;
 beforeAll(async () => {
   h = await startGitHubHarness();
 }, 60_000);
-afterAll(() => h.close());
+afterAll(() => h.close(), 30_000);
 afterEach(() => {
   expect(h.fake.violations).toEqual([]);
 });
@@ -25,8 +25,17 @@ async function queueFor(options: { requiredChecks?: string[] } = { requiredCheck
   return { repo, ref: { host: 'github.com', owner: 'acme', name } };
 }
 
-async function prState(ref: object, number: number) {
-  return (await h.api('/v1/getSubmittedPullRequest', { repo: ref, targetBranch: 'main', pr: { number }, includeTimeline: true })).json();
+/** A PR whose own CI passed: branch protection requires its checks before GitHub calls it mergeable. */
+function greenPullRequest(repo: ReturnType<GitHubHarness['fake']['createRepo']>, options: { title: string; body?: string; base?: string }): number {
+  const n = repo.openPullRequest(options);
+  h.fake.ci.complete(repo.pullRequest(n).headSha, 'ci');
+  return n;
+}
+
+/** The PR as the API shows it; `{}` until it has been submitted. */
+async function prState(ref: object, number: number): Promise<Record<string, unknown>> {
+  const res = await h.api('/v1/getSubmittedPullRequest', { repo: ref, targetBranch: 'main', pr: { number }, includeTimeline: true });
+  return res.status === 200 ? res.json() : {};
 }
 
 async function waitForState(ref: object, number: number, state: string) {
@@ -56,9 +65,117 @@ test('label → test branch → checks pass → merged with the merge-commit-tit
     // The branch holds exactly what was tested, and the test branch is gone.
     expect(h.fake.sameContent(repo.branch('main') as string, details.testBranchSha as string)).toBe(true);
     await h.fake.waitFor(() => !repo.branches().some((b) => b.startsWith('mq/')), { message: 'the test branch to be deleted' });
-    const check = h.fake.checkRuns(repo.pullRequest(n).headSha, 'Merge Queue (main)');
-    expect(check.at(-1)).toMatchObject({ status: 'completed', conclusion: 'success' });
+    const headSha = repo.pullRequest(n).headSha;
+    await h.fake.waitFor(() => h.fake.checkRuns(headSha, 'Merge Queue (main)').at(-1)?.conclusion === 'success', { message: 'the check run to show success' });
   } finally {
     stopCi();
   }
+});
+
+test('checks fail → FAILED, ejected with a comment naming the failing check; the check run shows the failure', async () => {
+  const { repo, ref } = await queueFor();
+  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'], conclusion: () => 'failure' });
+  try {
+    const n = greenPullRequest(repo, { title: 'Breaks things' });
+    repo.addLabel(n, 'merge-queue');
+    const failed = await waitForState(ref, n, 'FAILED');
+    expect((failed.timeline as Array<{ reason: string }>)[0]?.reason).toBe('failed_tests');
+    expect(repo.pullRequest(n).merged).toBe(false);
+    await h.fake.waitFor(() => repo.comments(n).some((c) => /ci/.test(c.body) && /fail/i.test(c.body)), { message: 'an ejection comment' });
+    const headSha = repo.pullRequest(n).headSha;
+    await h.fake.waitFor(() => h.fake.checkRuns(headSha, 'Merge Queue (main)').at(-1)?.conclusion === 'failure', { message: 'the check run to show failure' });
+  } finally {
+    stopCi();
+  }
+});
+
+test('a push to the PR while it is tested cancels it (pushed_to)', async () => {
+  const { repo, ref } = await queueFor();
+  const n = greenPullRequest(repo, { title: 'Moving target' });
+  repo.addLabel(n, 'merge-queue');
+  await waitForState(ref, n, 'TESTING');
+  repo.pushToPullRequest(n);
+  const cancelled = await waitForState(ref, n, 'CANCELLED');
+  expect((cancelled.timeline as Array<{ reason: string }>)[0]?.reason).toBe('pushed_to');
+  await h.fake.waitFor(() => !repo.branches().some((b) => b.startsWith('mq/')), { message: 'the test branch to be deleted' });
+});
+
+test('a batch of three with one culprit: the two others merge, the culprit fails', async () => {
+  const { repo, ref } = await queueFor();
+  await h.api('/v1/updateQueue', { repo: ref, targetBranch: 'main', batch: true, batchingMinSize: 3, batchingMaxWaitTimeMinutes: 10 });
+  const numbers = [1, 2, 3].map((i) => greenPullRequest(repo, { title: `Change ${i}` }));
+  const culprit = numbers[1] as number;
+  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'], conclusion: ({ pullRequests }) => (pullRequests.includes(culprit) ? 'failure' : 'success') });
+  try {
+    for (const n of numbers) repo.addLabel(n, 'merge-queue');
+    for (const n of numbers) await waitForState(ref, n, n === culprit ? 'FAILED' : 'MERGED');
+    expect(numbers.map((n) => repo.pullRequest(n).merged)).toEqual([true, false, true]);
+  } finally {
+    stopCi();
+  }
+});
+
+test('a PR merged outside the queue is MERGED; the queue goes on with the others on the new base', async () => {
+  const { repo, ref } = await queueFor();
+  const first = greenPullRequest(repo, { title: 'Merged by hand' });
+  const second = greenPullRequest(repo, { title: 'Queued behind it' });
+  repo.addLabel(first, 'merge-queue');
+  repo.addLabel(second, 'merge-queue');
+  await waitForState(ref, first, 'TESTING');
+  repo.mergePullRequest(first, { method: 'merge' });
+  const merged = await waitForState(ref, first, 'MERGED');
+  expect((merged.timeline as Array<{ reason: string }>)[0]?.reason).toBe('merged_outside_queue');
+  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
+  try {
+    await waitForState(ref, second, 'MERGED');
+    expect(h.fake.pullRequestsIn(repo.branch('main') as string)).toEqual(expect.arrayContaining([first, second]));
+  } finally {
+    stopCi();
+  }
+});
+
+test('a webhook redelivered twice is applied once', async () => {
+  const { repo, ref } = await queueFor();
+  const n = greenPullRequest(repo, { title: 'Once' });
+  repo.addLabel(n, 'merge-queue');
+  await h.fake.webhooks.idle();
+  const labeled = h.fake.webhooks.deliveries.filter((d) => d.event === 'pull_request' && d.action === 'labeled').at(-1);
+  expect(labeled).toBeDefined();
+  const before = (await prState(ref, n)).timeline as unknown[];
+  await h.fake.webhooks.redeliver(labeled!.id);
+  await h.fake.webhooks.redeliver(labeled!.id);
+  await h.fake.webhooks.idle();
+  const after = (await prState(ref, n)).timeline as unknown[];
+  expect(after.length).toBe(before.length);
+  const entry = await h.stores.entries.find((await h.stores.queues.find(ref as never, 'main'))!.id, n);
+  expect(entry?.attempt).toBe(1);
+});
+
+test('required checks missing → the run fails with a clear reason and nothing merges', async () => {
+  const { repo, ref } = await queueFor({});
+  const n = repo.openPullRequest({ title: 'No checks anywhere' });
+  repo.addLabel(n, 'merge-queue');
+  const failed = await waitForState(ref, n, 'FAILED');
+  expect(JSON.stringify(failed.timeline)).toMatch(/No required status checks/);
+  expect(repo.pullRequest(n).merged).toBe(false);
+});
+
+test('/mq commands: a writer queues with a priority; a reader gets a reply; a branch without a queue gets a comment', async () => {
+  const { repo, ref } = await queueFor();
+  repo.setPermission('writer', 'write');
+  repo.setPermission('reader', 'read');
+  const n = greenPullRequest(repo, { title: 'By command' });
+  repo.comment(n, '/mq merge --priority=high', 'reader');
+  await h.fake.waitFor(() => repo.comments(n).some((c) => /write access/.test(c.body)), { message: 'a reply to the reader' });
+  expect((await h.api('/v1/getSubmittedPullRequest', { repo: ref, targetBranch: 'main', pr: { number: n } })).status).toBe(404);
+  repo.comment(n, '/mq merge --priority=high', 'writer');
+  await h.fake.waitFor(async () => (await h.api('/v1/getSubmittedPullRequest', { repo: ref, targetBranch: 'main', pr: { number: n } })).status === 200);
+  expect((await prState(ref, n)).priorityName).toBe('high');
+  repo.comment(n, '/mq cancel', 'writer');
+  await waitForState(ref, n, 'CANCELLED');
+
+  repo.createBranch('release');
+  const other = repo.openPullRequest({ title: 'To a branch with no queue', base: 'release' });
+  repo.addLabel(other, 'merge-queue');
+  await h.fake.waitFor(() => repo.comments(other).some((c) => /no merge queue for `release`/.test(c.body)), { message: 'the no-queue comment' });
 });
