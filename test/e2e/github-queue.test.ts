@@ -179,3 +179,49 @@ test('/mq commands: a writer queues with a priority; a reader gets a reply; a br
   repo.addLabel(other, 'merge-queue');
   await h.fake.waitFor(() => repo.comments(other).some((c) => /no merge queue for `release`/.test(c.body)), { message: 'the no-queue comment' });
 });
+
+test('removing the label cancels; a push to the target branch rebuilds the run on the new base', async () => {
+  const { repo, ref } = await queueFor();
+  const n = greenPullRequest(repo, { title: 'Label off' });
+  repo.addLabel(n, 'merge-queue');
+  await waitForState(ref, n, 'TESTING');
+  repo.removeLabel(n, 'merge-queue');
+  const cancelled = await waitForState(ref, n, 'CANCELLED');
+  expect((cancelled.timeline as Array<{ reason: string }>)[0]?.reason).toBe('user_requested');
+
+  const m = greenPullRequest(repo, { title: 'Rebuilt' });
+  repo.addLabel(m, 'merge-queue');
+  await waitForState(ref, m, 'TESTING');
+  const before = (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: m } })).json();
+  const pushed = repo.push('main', { change: 'hotfix' });
+  await h.fake.waitFor(async () => {
+    const now = (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: m } })).json();
+    return now.testRunId !== before.testRunId && now.baseSha === pushed;
+  }, { message: 'a run rebuilt on the pushed base' });
+  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
+  try {
+    await waitForState(ref, m, 'MERGED');
+    expect(h.fake.treeOf(repo.branch('main') as string)).toContain('hotfix');
+  } finally {
+    stopCi();
+  }
+});
+
+test('a merge conflict fails only the conflicting PR (merge_conflict); the other merges', async () => {
+  const { repo, ref } = await queueFor();
+  await h.api('/v1/updateQueue', { repo: ref, targetBranch: 'main', concurrency: 2 });
+  const first = greenPullRequest(repo, { title: 'First' });
+  const second = greenPullRequest(repo, { title: 'Conflicts with first' });
+  repo.declareConflict(first, second);
+  repo.addLabel(first, 'merge-queue');
+  await waitForState(ref, first, 'TESTING');
+  // Tested on top of #first, #second cannot even be applied: it alone fails.
+  repo.addLabel(second, 'merge-queue');
+  const failed = await waitForState(ref, second, 'FAILED');
+  expect((failed.timeline as Array<{ reason: string }>)[0]?.reason).toBe('merge_conflict');
+  expect((await prState(ref, first)).state).toBe('TESTING');
+  // CI reports on #first's test branch, which nothing disturbed.
+  const details = (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: first } })).json();
+  h.fake.ci.complete(details.testBranchSha as string, 'ci');
+  await waitForState(ref, first, 'MERGED');
+});
