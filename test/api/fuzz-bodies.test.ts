@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { repo, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { testRunFixture } from '../support/test-run-fixture.js';
 
 /**
  * Property tests over every v1 endpoint: random, malformed and almost-valid
@@ -30,24 +31,9 @@ beforeAll(async () => {
     }
   }
   const queue = await harness.stores.queues.find(R, 'main');
-  const run = await harness.stores.testRuns.insert({
-    queueId: queue!.id,
-    status: 'in_progress',
-    baseSha: 'b'.repeat(40),
-    testBranch: 'mq/main/1',
-    testBranchSha: null,
-    testedPullRequests: [{ entryId: 'x', prNumber: 1, headSha: 'a'.repeat(40) }],
-    dependentPullRequests: [],
-    isBisection: false,
-    requiredStatuses: [],
-    requiredStatusesSource: 'none',
-    checkRuns: [],
-    statusChecks: [],
-    failureStatuses: [],
-    impactedTargets: null,
-    createdAt: new Date(),
-    finishedAt: null,
-  });
+  const run = await harness.stores.testRuns.insert(
+    testRunFixture(queue!.id, { testBranchSha: null, testedPullRequests: [{ entryId: 'x', prNumber: 1, headSha: 'a'.repeat(40) }], createdAt: new Date() }),
+  );
   testRunId = run.id;
   const page = await post('listPullRequests', { repo: R, targetBranch: 'main', take: 1 });
   cursor = page.json().nextCursor;

@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { QueueEntryRecord, TestRunRecord } from '../../src/domain/records.js';
+import { testRunFixture } from '../support/test-run-fixture.js';
 import { startApiHarness, repo, type ApiHarness } from '../support/api-harness.js';
 
 /**
@@ -255,24 +256,7 @@ function entry(queueId: string, prNumber: number, state: QueueEntryRecord['state
 }
 
 function run(queueId: string, status: TestRunRecord['status'], createdAt: Date, finishedAt: Date | null): Omit<TestRunRecord, 'id'> {
-  return {
-    queueId,
-    status,
-    baseSha: 'a'.repeat(40),
-    testBranch: 'mq-test/1',
-    testBranchSha: 'b'.repeat(40),
-    testedPullRequests: [{ entryId: '0'.repeat(24), prNumber: 1, headSha: 'c'.repeat(40) }],
-    dependentPullRequests: [],
-    isBisection: false,
-    requiredStatuses: [],
-    requiredStatusesSource: 'none',
-    checkRuns: [],
-    statusChecks: [],
-    failureStatuses: [],
-    impactedTargets: null,
-    createdAt,
-    finishedAt,
-  };
+  return testRunFixture(queueId, { status, createdAt, finishedAt, testedPullRequests: [{ entryId: '0'.repeat(24), prNumber: 1, headSha: 'c'.repeat(40) }] });
 }
 
 describe('the strict parser used below', () => {

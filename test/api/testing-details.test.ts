@@ -1,7 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { PullRequestState } from '../../src/domain/pull-request-state.js';
-import type { TestedPullRequest, TestRunRecord } from '../../src/domain/records.js';
+import type { TestedPullRequest } from '../../src/domain/records.js';
 import { repo, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { testRunFixture } from '../support/test-run-fixture.js';
 
 /**
  * getMergeQueueTestingDetails (API-SUPPLEMENT.md): a run named by testRunId or
@@ -57,27 +58,7 @@ const tested = (prNumber: number, extra: Partial<TestedPullRequest> = {}): Teste
   ...extra,
 });
 
-function run(queueId: string, overrides: Partial<Omit<TestRunRecord, 'id'>> = {}): Omit<TestRunRecord, 'id'> {
-  return {
-    queueId,
-    status: 'in_progress',
-    baseSha: 'b'.repeat(40),
-    testBranch: 'mq/main/test-1',
-    testBranchSha: 'c'.repeat(40),
-    testedPullRequests: [],
-    dependentPullRequests: [],
-    isBisection: false,
-    requiredStatuses: [],
-    requiredStatusesSource: 'none',
-    checkRuns: [],
-    statusChecks: [],
-    failureStatuses: [],
-    impactedTargets: null,
-    createdAt: new Date('2033-01-01T10:00:00Z'),
-    finishedAt: null,
-    ...overrides,
-  };
-}
+const run = testRunFixture;
 
 function expectPlainTextError(res: LightMyRequestResponse, status: number, pattern?: RegExp) {
   expect(res.statusCode).toBe(status);
