@@ -51,8 +51,11 @@ export class DecisionContext {
     if (at > this.now && (this.wakeAt === null || at < this.wakeAt)) this.wakeAt = at;
   }
 
-  emit(event: EmittedEvent): void {
-    this.actions.push({ type: 'emit', event });
+  emit(event: Omit<EmittedEvent, 'seq'>): void {
+    // States saved before events were numbered start at 1.
+    const seq = this.state.nextEventSeq ?? 1;
+    this.state.nextEventSeq = seq + 1;
+    this.actions.push({ type: 'emit', event: { ...event, seq } });
   }
 
   /** Forgets a run; a running one is cancelled. Its PRs go back to waiting. */

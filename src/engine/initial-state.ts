@@ -15,5 +15,6 @@ export function initialEngineState(targetBranch: string, config: Partial<QueueCo
     nextRunSeq: 1,
     mergingRunId: null,
     recentOutcomes: [],
+    nextEventSeq: 1,
   };
 }

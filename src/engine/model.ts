@@ -101,6 +101,8 @@ export interface EngineState {
   mergingRunId: string | null;
   /** Recent PR outcomes (1 = failed), newest last: sizes batches to the failure rate. */
   recentOutcomes: number[];
+  /** Numbers emitted events, so each has a stable id across replays (outgoing webhooks). */
+  nextEventSeq: number;
 }
 
 export type PrFactsChange = PrFacts & { merged?: boolean };
@@ -129,6 +131,8 @@ export type EngineEvent =
 
 /** Public events for outgoing webhooks (issue 5) and logs. */
 export interface EmittedEvent {
+  /** Unique within the queue, in emission order. */
+  seq: number;
   type:
     | 'pull_request.submitted'
     | 'pull_request.queued'
