@@ -85,6 +85,10 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       state.baseSha = event.newBaseSha;
       state.runs = state.runs.filter((r) => r !== run);
       const merged = [...run.ahead, ...run.unit].filter((h) => ctx.entry(h.entryId));
+      if (run.unit.length > 1) {
+        const prNumbers = merged.map((h) => ctx.entry(h.entryId)?.prNumber).filter((n): n is number => n !== undefined);
+        ctx.emit({ type: 'pull_request_batch.merged', prNumbers, runId: run.id, isBisection: run.isBisection });
+      }
       for (const head of merged) {
         // Their own runs (if an optimistic merge overtook them) are moot now.
         const own = runOf(state, head.entryId);

@@ -41,6 +41,7 @@ function defaultReason(state: PullRequestState, run: EngineRun | undefined): Sta
  */
 export function publish(ctx: DecisionContext): void {
   const { state } = ctx;
+  const batchesPendingFailure = new Set<EngineRun>();
   for (const entry of state.entries) {
     const run = runOf(state, entry.id);
     const next = derivedState(entry, run);
@@ -52,6 +53,11 @@ export function publish(ctx: DecisionContext): void {
     ctx.actions.push({ type: 'publish_status', entryId: entry.id, prNumber: entry.prNumber, state: next, reason, ...(detail ? { detail } : {}) });
     if (next === 'PENDING') ctx.emit({ type: 'pull_request.queued', prNumbers: [entry.prNumber], reason });
     if (next === 'TESTING') ctx.emit({ type: 'pull_request.testing', prNumbers: [entry.prNumber], ...(run ? { runId: run.id, isBisection: run.isBisection } : {}) });
+    if (next === 'PENDING_FAILURE' && run && run.unit.length > 1) batchesPendingFailure.add(run);
+  }
+  for (const run of batchesPendingFailure) {
+    const prNumbers = run.unit.map((h) => ctx.entry(h.entryId)?.prNumber).filter((n): n is number => n !== undefined);
+    ctx.emit({ type: 'pull_request_batch.pending_failure', prNumbers, runId: run.id, isBisection: run.isBisection, reason: run.failureReason ?? 'failed_tests' });
   }
   for (const run of state.runs) {
     if (run.status === 'running') ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE);

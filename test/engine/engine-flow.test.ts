@@ -112,7 +112,8 @@ test('batching waits for batchingMinSize PRs, at most batchingMaxWaitTimeMinutes
 });
 
 test('a full batch starts at once; noBatch PRs are tested alone and keep their place', () => {
-  const q = queue({ batch: true, batchingMinSize: 2, batchingMaxWaitTimeMinutes: 60, concurrency: 3 });
+  // pendingFailureDepth keeps a failed PR in the runs behind it, so the batch's run stays valid.
+  const q = queue({ batch: true, batchingMinSize: 2, batchingMaxWaitTimeMinutes: 60, concurrency: 3, pendingFailureDepth: 1 });
   q.submit(1);
   q.submit(2, { noBatch: true });
   q.submit(3);
@@ -163,4 +164,32 @@ test('urgent preempts runs in flight; high priority only jumps PRs not yet testi
   expect(q.actions('cancel_run').map((a) => (a as { runId: string }).runId)).toEqual(['r2', 'r3']);
   // The preempted PRs go back to their places in line: e2 (testing first) before e4.
   expect(q.runs().map((r) => [r.ahead, r.unit])).toEqual([[[], ['e5']], [['e5'], ['e2']]]);
+});
+
+test('events for webhooks: numbered in order; a batch announces testing, failure (split at once) and merge', () => {
+  const q = queue({ batch: true, batchingMinSize: 2, batchingMaxWaitTimeMinutes: 60, concurrency: 2 });
+  [1, 2, 3, 4].forEach((n) => q.submit(n));
+  q.finish('r2', false); // The batch behind fails while the one ahead still tests: it is split at once.
+  q.finish('r1', true);
+  q.completeMerge();
+  const emitted = q.actions('emit').map((a) => (a as Extract<EngineAction, { type: 'emit' }>).event);
+  expect(emitted.map((e) => e.seq)).toEqual(emitted.map((_, i) => i + 1));
+  const types = emitted.map((e) => `${e.type}:${e.prNumbers.join(',')}`);
+  expect(types).toEqual(
+    expect.arrayContaining(['pull_request.submitted:1', 'pull_request_batch.testing:1,2', 'pull_request_batch.testing:3,4', 'pull_request_batch.failed:3,4', 'pull_request_batch.merged:1,2', 'pull_request.merged:1', 'pull_request.merged:2']),
+  );
+});
+
+test('a batch whose failure waits on a failed run ahead announces pending_failure', () => {
+  // pendingFailureDepth keeps a failed PR in the runs behind it, so the batch's run stays valid.
+  const q = queue({ batch: true, batchingMinSize: 2, batchingMaxWaitTimeMinutes: 60, concurrency: 3, pendingFailureDepth: 1 });
+  q.submit(1, { noBatch: true });
+  q.submit(2, { noBatch: true });
+  [3, 4].forEach((n) => q.submit(n));
+  expect(q.runs().map((r) => r.unit)).toEqual([['e1'], ['e2'], ['e3', 'e4']]);
+  q.finish('r2', false); // PENDING_FAILURE: #1 ahead still tests.
+  q.finish('r3', false); // The batch cannot blame itself while #2 ahead failed.
+  expect(q.states()).toMatchObject({ 3: 'PENDING_FAILURE', 4: 'PENDING_FAILURE' });
+  const emitted = q.actions('emit').map((a) => (a as Extract<EngineAction, { type: 'emit' }>).event);
+  expect(emitted.map((e) => `${e.type}:${e.prNumbers.join(',')}`)).toContain('pull_request_batch.pending_failure:3,4');
 });
