@@ -1,6 +1,8 @@
 import { SANDBOX_HOST, SandboxHost } from './adapters/sandbox/sandbox-host.js';
 import { gitHostRegistry, type GitHost, type GitHostRegistry, type HostEvents } from './ports/git-host.js';
 import type { Stores } from './ports/stores.js';
+import type { WebhookOutbox } from './ports/webhook-outbox.js';
+import type { ServiceMetrics } from './observability/service-metrics.js';
 import { hostEvents } from './runner/host-events.js';
 import { Maintenance, type MaintenanceTask } from './runner/maintenance.js';
 import { QueueRunner, type RunnerLog } from './runner/queue-runner.js';
@@ -34,6 +36,8 @@ export function composeQueueServices(options: {
   owner?: string;
   /** More periodic work (e.g. the GitHub host's reconcile of check results). */
   maintenanceTasks?: MaintenanceTask[];
+  outbox?: WebhookOutbox;
+  metrics?: ServiceMetrics;
 }): QueueServices {
   const bound: { events?: HostEvents } = {};
   const boundEvents = (): HostEvents => {
@@ -49,7 +53,15 @@ export function composeQueueServices(options: {
       })
     : undefined;
   const gitHosts = gitHostRegistry({ ...options.hosts, ...(sandbox ? { [SANDBOX_HOST]: sandbox } : {}) });
-  const runner = new QueueRunner({ stores: options.stores, hosts: gitHosts, log: options.log, pollMs: options.pollMs, owner: options.owner });
+  const runner = new QueueRunner({
+    stores: options.stores,
+    hosts: gitHosts,
+    log: options.log,
+    pollMs: options.pollMs,
+    owner: options.owner,
+    ...(options.outbox ? { outbox: options.outbox } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
   const events = hostEvents(runner, options.stores, gitHosts);
   bound.events = events;
   const stores = options.stores;

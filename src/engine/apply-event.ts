@@ -93,7 +93,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         // Their own runs (if an optimistic merge overtook them) are moot now.
         const own = runOf(state, head.entryId);
         if (own) ctx.dropRun(own, 'merged');
-        ctx.conclude(head.entryId, 'MERGED', 'merged');
+        ctx.conclude(head.entryId, 'MERGED', 'merged', undefined, run);
       }
       pruneKnownBases(ctx);
       return;

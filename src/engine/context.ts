@@ -74,11 +74,11 @@ export class DecisionContext {
   }
 
   /** Takes an entry out of the queue for good, with the reason it ends. */
-  conclude(entryId: string, state: 'MERGED' | 'FAILED' | 'CANCELLED', reason: StateChangeReason, detail?: string): void {
+  conclude(entryId: string, state: 'MERGED' | 'FAILED' | 'CANCELLED', reason: StateChangeReason, detail?: string, decidedBy?: EngineRun): void {
     const entry = this.entry(entryId);
     if (!entry) return;
-    const run = runOf(this.state, entryId);
-    if (run && state !== 'MERGED') {
+    const run = runOf(this.state, entryId) ?? decidedBy;
+    if (run && state !== 'MERGED' && this.state.runs.includes(run)) {
       // The run tested this PR with others: they are tested again without it.
       this.dropRun(run, 'rebuilt');
     }

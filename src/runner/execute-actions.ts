@@ -6,6 +6,8 @@ import type { GitHost, GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { QueueRunner, RunnerLog } from './queue-runner.js';
 import type { Timers } from './timers.js';
+import type { WebhookOutbox } from '../ports/webhook-outbox.js';
+import { outgoingEvents } from './webhook-events.js';
 
 /** What carrying out a queue's actions needs. */
 export interface ActionContext {
@@ -16,6 +18,8 @@ export interface ActionContext {
   timers: Timers;
   runner: QueueRunner;
   now: () => number;
+  /** Where emitted events go out as webhooks, when configured. */
+  outbox?: WebhookOutbox;
 }
 
 /**
@@ -47,6 +51,7 @@ async function execute(ctx: ActionContext, action: EngineAction): Promise<void> 
       return merge(ctx, action);
     case 'emit':
       ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
+      if (ctx.outbox) for (const event of await outgoingEvents(ctx.stores, ctx.queue, action.event, new Date(ctx.now()))) await ctx.outbox.publish(event);
       return;
     case 'wake_at':
       ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => {

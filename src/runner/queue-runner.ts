@@ -7,6 +7,8 @@ import type { Stores } from '../ports/stores.js';
 import { executeActions, type ActionContext } from './execute-actions.js';
 import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { Timers } from './timers.js';
+import type { WebhookOutbox } from '../ports/webhook-outbox.js';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 
 /** The little of a logger the runner needs (pino fits). */
 export interface RunnerLog {
@@ -25,6 +27,10 @@ export interface QueueRunnerOptions {
   leaseTtlMs?: number;
   /** How often to look for events another replica enqueued or a lease that expired. */
   pollMs?: number;
+  /** Outgoing webhooks for the engine's emitted events. */
+  outbox?: WebhookOutbox;
+  /** Counts decisions and actions for operators. */
+  metrics?: ServiceMetrics;
 }
 
 const BATCH = 100;
@@ -115,7 +121,16 @@ export class QueueRunner {
       }
       const record = await stores.engine.load(queueId);
       let state = record?.state ?? { ...initialEngineState(queue.targetBranch, queue.config), requestedState: queue.requestedState };
-      const ctx: ActionContext = { queue, stores, hosts: this.options.hosts, log, timers: this.timers, runner: this, now: this.now };
+      const ctx: ActionContext = {
+        queue,
+        stores,
+        hosts: this.options.hosts,
+        log,
+        timers: this.timers,
+        runner: this,
+        now: this.now,
+        ...(this.options.outbox ? { outbox: this.options.outbox } : {}),
+      };
 
       if (record && record.outbox.length > 0) {
         log.info({ queueId, actions: record.outbox.length }, 'replaying actions a previous writer persisted but may not have done');
@@ -136,6 +151,8 @@ export class QueueRunner {
           const decision = decide(state, event, Math.max(at, 0));
           state = decision.state;
           actions.push(...decision.actions);
+          this.options.metrics?.engineDecisions.inc({ event: event.type });
+          for (const action of decision.actions) this.options.metrics?.engineActions.inc({ action: action.type });
         }
         // Persist, then act.
         if (!(await stores.engine.save({ queueId, state, outbox: actions, epoch }))) {

@@ -4,6 +4,7 @@
  * Sandbox CI durations are scaled down (1 simulated second = 20 ms).
  */
 import type { GitHost } from '../../src/ports/git-host.js';
+import type { OutgoingEvent } from '../../src/ports/webhook-outbox.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 let h: ApiHarness;
@@ -211,6 +212,35 @@ test('a PR whose mergeability the host is still computing is read again until it
     await own.maintenance?.round();
     const later = (await own.post('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } }, ownToken)).json();
     expect(later).toMatchObject({ state: 'PENDING', readiness: { gitHubMergeability: 'mergeable' } });
+  } finally {
+    await own.close({ keepServer: true });
+  }
+});
+
+test('the engine’s events go out as webhook events, in order per PR, with stable ids and the supplement’s payload', async () => {
+  const published: OutgoingEvent[] = [];
+  const own = await startApiHarness({ sandboxTimeScale: 0.02, prefix: 'events', outbox: { publish: async (event) => void published.push(event) } });
+  try {
+    const ownToken = await own.tokenFor('demo', 'sandbox');
+    const repo = { host: 'sandbox', owner: 'demo', name: 'events' };
+    await own.post('/v1/createQueue', { repo, targetBranch: 'main' }, ownToken);
+    await own.post('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, author: 'alice', ciSeconds: 2 }, ownToken);
+    await own.post('/sandbox/updatePullRequest', { repo, pr: { number: 2 }, outcome: 'fail', ciSeconds: 2 }, ownToken);
+    await own.post('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } }, ownToken);
+    await own.post('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 2 } }, ownToken);
+    await waitFor(async () => published.map((e) => e.payload.type), (types) => types.includes('pull_request.merged') && types.includes('pull_request.failed'));
+    const forPr = (n: number) => published.filter((e) => e.payload.pr_number === n);
+    expect(forPr(1).map((e) => e.payload.type)).toEqual(['pull_request.submitted', 'pull_request.queued', 'pull_request.testing', 'pull_request.merged']);
+    expect(forPr(2).map((e) => e.payload.type)).toEqual(['pull_request.submitted', 'pull_request.queued', 'pull_request.testing', 'pull_request.failed']);
+    for (const n of [1, 2]) {
+      const sequences = forPr(n).map((e) => e.sequence);
+      expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    }
+    expect(new Set(published.map((e) => e.id)).size).toBe(published.length);
+    const merged = forPr(1).at(-1)!;
+    expect(merged.payload).toMatchObject({ repository: repo, target_branch: 'main', pr_number: 1, author: 'alice', batched: false, is_bisection: false });
+    expect(merged.payload.test_branch).toMatch(/^mq\/main\//);
+    expect(forPr(2).at(-1)!.payload.failure_reason).toBe('failed_tests');
   } finally {
     await own.close({ keepServer: true });
   }

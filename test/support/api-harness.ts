@@ -3,6 +3,7 @@ import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { buildServer } from '../../src/api/build-server.js';
 import { composeQueueServices } from '../../src/compose-queue.js';
 import type { Maintenance } from '../../src/runner/maintenance.js';
+import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { tokenService } from '../../src/tokens/token-service.js';
@@ -31,6 +32,8 @@ export async function startApiHarness(
     sandboxTimeScale?: number;
     /** Another harness's database: a second service on the same data. */
     database?: TestDatabaseUri;
+    /** Where the runner publishes outgoing webhook events. */
+    outbox?: WebhookOutbox;
   } = {},
 ): Promise<ApiHarness> {
   const database = options.database ?? (await createTestDatabaseUri(options.prefix ?? 'api'));
@@ -38,7 +41,15 @@ export async function startApiHarness(
   let app: FastifyInstance;
   let maintenance: Maintenance | undefined;
   if (options.sandboxTimeScale !== undefined) {
-    const services = composeQueueServices({ stores, log: silentLog, sandbox: true, sandboxTimeScale: options.sandboxTimeScale, hosts: options.hosts, pollMs: 200 });
+    const services = composeQueueServices({
+      stores,
+      log: silentLog,
+      sandbox: true,
+      sandboxTimeScale: options.sandboxTimeScale,
+      hosts: options.hosts,
+      pollMs: 200,
+      ...(options.outbox ? { outbox: options.outbox } : {}),
+    });
     app = await buildServer({ stores, gitHosts: services.gitHosts, runner: services.runner, sandbox: services.sandbox, now: options.now });
     await services.runner.start();
     maintenance = services.maintenance;
