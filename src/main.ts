@@ -3,6 +3,9 @@
  * decision lives in the modules it connects.
  */
 import { hostname } from 'node:os';
+import Fastify from 'fastify';
+import { ServiceMetrics } from './observability/service-metrics.js';
+import { operatorMetricsRoute } from './observability/operator-routes.js';
 import { openDatabase, type OpenDatabase } from './database.js';
 import { buildServer } from './api/build-server.js';
 import { loadConfig } from './config/env.js';
@@ -29,15 +32,21 @@ try {
 }
 log.info({ source: database.source }, 'database ready');
 
+const metrics = new ServiceMetrics();
 const github =
   config.APP_ID && config.PRIVATE_KEY && config.WEBHOOK_SECRET
-    ? setupGitHub({ appId: config.APP_ID, privateKey: config.PRIVATE_KEY, webhookSecret: config.WEBHOOK_SECRET, ...(config.GHE_HOST ? { gheHost: config.GHE_HOST } : {}) }, database.stores, log)
+    ? setupGitHub(
+        { appId: config.APP_ID, privateKey: config.PRIVATE_KEY, webhookSecret: config.WEBHOOK_SECRET, metrics, ...(config.GHE_HOST ? { gheHost: config.GHE_HOST } : {}) },
+        database.stores,
+        log,
+      )
     : undefined;
 const { gitHosts, runner, sandbox, maintenance, events } = composeQueueServices({
   stores: database.stores,
   log,
   sandbox: config.MQ_SANDBOX,
   owner: `${hostname()}:${config.PORT}`,
+  metrics,
   ...(github ? { hosts: { [github.hostName]: github.host }, maintenanceTasks: github.maintenanceTasks } : {}),
 });
 github?.bindEvents(events);
@@ -54,9 +63,19 @@ const app = await buildServer({
   runner,
   sandbox,
   logger: log,
+  metrics,
+  ...(config.MQ_OPERATOR_TOKEN ? { operatorToken: config.MQ_OPERATOR_TOKEN } : {}),
   ...(github ? { webhooks: (deps: ApiDeps) => github.webhooks(deps, events) } : {}),
 });
 await app.listen({ port: config.PORT, host: config.HOST });
+
+// Operator metrics: behind a token on the main port, or open on a port of their own.
+const metricsServer = config.MQ_METRICS_PORT ? Fastify({ loggerInstance: log }) : undefined;
+if (metricsServer && config.MQ_METRICS_PORT) {
+  await metricsServer.register(operatorMetricsRoute({ metrics, stores: database.stores }));
+  await metricsServer.listen({ port: config.MQ_METRICS_PORT, host: config.HOST });
+}
+if (!config.MQ_OPERATOR_TOKEN && !config.MQ_METRICS_PORT) log.info('operator metrics off: set MQ_OPERATOR_TOKEN or MQ_METRICS_PORT to serve GET /metrics');
 // Resume every queue: replay persisted actions, re-arm timers, re-ask hosts for runs in flight.
 await runner.start();
 maintenance.start(15_000);
@@ -71,6 +90,7 @@ async function shutdown(signal: string): Promise<void> {
   force.unref();
   try {
     maintenance.stop();
+    await metricsServer?.close();
     await app.close();
     await database.close();
     process.exit(0);

@@ -18,6 +18,8 @@ import { testingAndMetricsRoutes } from './routes/testing-and-metrics-routes.js'
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import type { SandboxHost } from '../adapters/sandbox/sandbox-host.js';
 import { QueueRunner } from '../runner/queue-runner.js';
+import { operatorMetricsRoute, recordHttpLatency } from '../observability/operator-routes.js';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 
 /** The seed's body limit for every v1 endpoint. */
 export const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
@@ -39,6 +41,10 @@ export interface BuildServerOptions {
   sandbox?: SandboxHost;
   /** The GitHub webhook route, built from the API's use cases (so both share them). */
   webhooks?: (deps: ApiDeps) => Promise<FastifyPluginAsync>;
+  /** The service's own metrics: HTTP latency is recorded when given. */
+  metrics?: ServiceMetrics;
+  /** Serve GET /metrics on this server, behind this operator token. */
+  operatorToken?: string;
   /** The service's pino logger; none in tests. */
   logger?: FastifyBaseLogger;
   now?: () => Date;
@@ -83,6 +89,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  if (options.metrics) recordHttpLatency(app, options.metrics);
+  if (options.metrics && options.operatorToken) {
+    await app.register(operatorMetricsRoute({ metrics: options.metrics, stores: options.stores, operatorToken: options.operatorToken }));
+  }
 
   const now = options.now ?? (() => new Date());
   const log = app.log;

@@ -31,6 +31,10 @@ export const envSchema = z.object({
     .enum(['true', 'false', '1', '0', 'on', 'off'])
     .default('true')
     .transform((v) => v === 'true' || v === '1' || v === 'on'),
+  /** Serves GET /metrics (the service's own metrics) on the main port, behind `Authorization: Bearer <token>`. */
+  MQ_OPERATOR_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  /** Serves GET /metrics without a token on this separate port (keep it inside the deployment). */
+  MQ_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // The GitHub App. Optional until the GitHub host is configured.
   APP_ID: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a numeric GitHub App id').optional()),
   PRIVATE_KEY: optionalString,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Probot } from 'probot';
 import type { Logger } from 'pino';
-import { GitHubHost, installationOctokits, probotAppAuth, queueProbotOctokit, type BackOffTuning, type InstallationOctokits } from '../adapters/github/index.js';
+import { GitHubHost, installationOctokits, probotAppAuth, queueProbotOctokit, type BackOffTuning, type GitHubRequestRecorder, type InstallationOctokits } from '../adapters/github/index.js';
 import type { ApiDeps } from '../api/deps.js';
 import type { HostEvents } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
@@ -20,6 +20,8 @@ export interface GitHubAppConfig {
   baseUrl?: string;
   /** Back-off and throttling of GitHub calls (tests shorten them). */
   tuning?: BackOffTuning;
+  /** Counts GitHub calls and keeps the rate-limit budget, for operators. */
+  metrics?: GitHubRequestRecorder;
 }
 
 export interface GitHubSetup {
@@ -47,7 +49,7 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
     secret: config.webhookSecret,
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : config.gheHost ? { baseUrl: `https://${config.gheHost}/api/v3` } : {}),
     log: log.child({ name: 'probot' }),
-    Octokit: queueProbotOctokit(log, config.tuning),
+    Octokit: queueProbotOctokit(log, config.tuning, config.metrics),
   });
   const octokits: InstallationOctokits = installationOctokits(probotAppAuth(probot));
   let events: HostEvents | undefined;

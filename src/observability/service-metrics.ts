@@ -32,8 +32,7 @@ export class ServiceMetrics {
 
   readonly githubRateLimitRemaining = new Gauge({
     name: 'mq_github_rate_limit_remaining',
-    help: 'Requests left in the current GitHub rate-limit window, as GitHub last reported it, per installation.',
-    labelNames: ['installation'],
+    help: 'Requests left in the GitHub rate-limit window of the last call made (installations each have their own window).',
     registers: [this.registry],
   });
 

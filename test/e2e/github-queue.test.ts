@@ -225,3 +225,10 @@ test('a merge conflict fails only the conflicting PR (merge_conflict); the other
   h.fake.ci.complete(details.testBranchSha as string, 'ci');
   await waitForState(ref, first, 'MERGED');
 });
+
+test('operators see the GitHub calls the queue made, by method and status', async () => {
+  const text = await h.metrics.registry.metrics();
+  const calls = [...text.matchAll(/mq_github_requests_total\{method="(\w+)",status="(\d+)"\} (\d+)/g)];
+  expect(calls.some(([, method, status, count]) => method === 'PUT' && status === '200' && Number(count) > 0)).toBe(true); // PR merges
+  expect(calls.some(([, method, status]) => method === 'POST' && status === '409')).toBe(true); // the declared merge conflict
+});

@@ -4,6 +4,7 @@ import { buildServer } from '../../src/api/build-server.js';
 import { composeQueueServices } from '../../src/compose-queue.js';
 import type { Maintenance } from '../../src/runner/maintenance.js';
 import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
+import type { ServiceMetrics } from '../../src/observability/service-metrics.js';
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { tokenService } from '../../src/tokens/token-service.js';
@@ -34,6 +35,8 @@ export async function startApiHarness(
     database?: TestDatabaseUri;
     /** Where the runner publishes outgoing webhook events. */
     outbox?: WebhookOutbox;
+    /** Operator metrics, served at GET /metrics behind this token. */
+    operator?: { metrics: ServiceMetrics; token: string };
   } = {},
 ): Promise<ApiHarness> {
   const database = options.database ?? (await createTestDatabaseUri(options.prefix ?? 'api'));
@@ -49,8 +52,16 @@ export async function startApiHarness(
       hosts: options.hosts,
       pollMs: 200,
       ...(options.outbox ? { outbox: options.outbox } : {}),
+      ...(options.operator ? { metrics: options.operator.metrics } : {}),
     });
-    app = await buildServer({ stores, gitHosts: services.gitHosts, runner: services.runner, sandbox: services.sandbox, now: options.now });
+    app = await buildServer({
+      stores,
+      gitHosts: services.gitHosts,
+      runner: services.runner,
+      sandbox: services.sandbox,
+      now: options.now,
+      ...(options.operator ? { metrics: options.operator.metrics, operatorToken: options.operator.token } : {}),
+    });
     await services.runner.start();
     maintenance = services.maintenance;
   } else {

@@ -7,6 +7,7 @@ import { composeQueueServices, type QueueServices } from '../../src/compose-queu
 import { setupGitHub } from '../../src/github/setup-github.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { tokenService } from '../../src/tokens/token-service.js';
+import { ServiceMetrics } from '../../src/observability/service-metrics.js';
 import { startFakeGitHub, type FakeGitHub } from './fake-github/index.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from './test-database.js';
 
@@ -22,6 +23,7 @@ export interface GitHubHarness {
   database: TestDatabaseUri;
   /** An API token for the organization `acme` on github.com. */
   token: string;
+  metrics: ServiceMetrics;
   api(path: string, body: unknown): Promise<{ status: number; json: () => Record<string, unknown> & { [k: string]: unknown }; body: string }>;
   close(): Promise<void>;
 }
@@ -31,8 +33,9 @@ export async function startGitHubHarness(): Promise<GitHubHarness> {
   const database = await createTestDatabaseUri('github');
   const stores = await openMongoStores({ uri: database.uri });
   const log = pino({ level: process.env.MQ_TEST_LOG ?? 'silent' });
+  const metrics = new ServiceMetrics({ processMetrics: false });
   const github = setupGitHub(
-    { appId: String(fake.app.id), privateKey, webhookSecret: SECRET, baseUrl: fake.baseUrl, tuning: { unitMs: 5, spaceWrites: false } },
+    { appId: String(fake.app.id), privateKey, webhookSecret: SECRET, baseUrl: fake.baseUrl, tuning: { unitMs: 5, spaceWrites: false }, metrics },
     stores,
     log,
   );
@@ -50,6 +53,7 @@ export async function startGitHubHarness(): Promise<GitHubHarness> {
     services,
     database,
     token,
+    metrics,
     async api(path, body) {
       const res = await app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/json', 'x-api-token': token }, payload: JSON.stringify(body) });
       return { status: res.statusCode, body: res.body, json: () => res.json() };

@@ -5,6 +5,7 @@
 export { GitHubHost, GITHUB_HOST, type GitHubHostOptions, type ChecksOutcome } from './github-host.js';
 export { installationOctokits, probotAppAuth, AppNotInstalledError, type GitHubAppAuth, type InstallationOctokits } from './installation-octokits.js';
 export { queueProbotOctokit } from './probot-octokit.js';
+export type { GitHubRequestRecorder } from './request-metrics.js';
 export { createGitHubOctokit, type GitHubOctokitOptions } from './octokit-factory.js';
 export type { BackOffTuning } from './back-off.js';
 export type { GitHubClient, GitHubLog, OctokitFor } from './github-client.js';

@@ -1,6 +1,7 @@
 import { ProbotOctokit } from 'probot';
 import { backOffOptions, retryLogging, type BackOffTuning } from './back-off.js';
 import type { GitHubLog } from './github-client.js';
+import { requestMetrics, type GitHubRequestRecorder } from './request-metrics.js';
 
 /**
  * The Octokit class to give Probot: `new Probot({ appId, privateKey, secret,
@@ -11,9 +12,10 @@ import type { GitHubLog } from './github-client.js';
  * `context.octokit`) from this class, and Octokit's `defaults` functions run
  * at each construction after Probot's own, so these options win everywhere.
  */
-export function queueProbotOctokit(log: GitHubLog, tuning: BackOffTuning = {}): typeof ProbotOctokit {
+export function queueProbotOctokit(log: GitHubLog, tuning: BackOffTuning = {}, recorder?: GitHubRequestRecorder): typeof ProbotOctokit {
   const backOff = backOffOptions(log, tuning);
-  return ProbotOctokit.plugin(retryLogging(log, tuning)).defaults((instance: { throttle?: { enabled?: boolean }; retry?: object }) => ({
+  const plugins = [retryLogging(log, tuning), ...(recorder ? [requestMetrics(recorder)] : [])];
+  return ProbotOctokit.plugin(...plugins).defaults((instance: { throttle?: { enabled?: boolean }; retry?: object }) => ({
     ...instance,
     retry: { ...backOff.retry, ...instance.retry },
     // Probot disables throttling on purpose in some cases (no installation id); keep that, and keep its per-installation `id`.
