@@ -13,6 +13,10 @@ import { createLogger } from './logger.js';
 import { composeQueueServices } from './compose-queue.js';
 import type { ApiDeps } from './api/deps.js';
 import { setupGitHub } from './github/setup-github.js';
+import { join } from 'node:path';
+import { findProjectRoot } from './local-db/ferretdb-binary.js';
+import { composeOutgoingWebhooks } from './webhooks/compose-webhooks.js';
+import { loadWebhookSecretKey } from './webhooks/secret-key.js';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -33,6 +37,26 @@ try {
 log.info({ source: database.source }, 'database ready');
 
 const metrics = new ServiceMetrics();
+let webhookKey: Buffer;
+try {
+  // Next to the local database's data when there is one, else in the working directory.
+  const keyFile = join(config.MONGODB_URI ? process.cwd() : await findProjectRoot(), '.data', 'webhook-secret.key');
+  webhookKey = await loadWebhookSecretKey({ configured: config.MQ_WEBHOOK_SECRET_KEY, keyFile, log });
+} catch (error) {
+  log.fatal({ err: error }, 'no key for webhook secrets');
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+}
+const outgoing = composeOutgoingWebhooks({
+  store: database.stores.webhooks,
+  key: webhookKey,
+  allowPrivate: config.MQ_WEBHOOK_ALLOW_PRIVATE,
+  timeoutMs: config.MQ_WEBHOOK_TIMEOUT_MS,
+  pollMs: config.MQ_WEBHOOK_POLL_MS,
+  log,
+  metrics,
+});
+if (config.MQ_WEBHOOK_ALLOW_PRIVATE) log.warn('MQ_WEBHOOK_ALLOW_PRIVATE is on: outgoing webhooks may use http and reach private, loopback and link-local addresses');
 const github =
   config.APP_ID && config.PRIVATE_KEY && config.WEBHOOK_SECRET
     ? setupGitHub(
@@ -47,6 +71,7 @@ const { gitHosts, runner, sandbox, maintenance, events } = composeQueueServices(
   sandbox: config.MQ_SANDBOX,
   owner: `${hostname()}:${config.PORT}`,
   metrics,
+  outbox: outgoing.outbox,
   ...(github ? { hosts: { [github.hostName]: github.host }, maintenanceTasks: github.maintenanceTasks } : {}),
 });
 github?.bindEvents(events);
@@ -64,6 +89,7 @@ const app = await buildServer({
   sandbox,
   logger: log,
   metrics,
+  outgoingWebhooks: outgoing.service,
   ...(config.MQ_OPERATOR_TOKEN ? { operatorToken: config.MQ_OPERATOR_TOKEN } : {}),
   ...(github ? { webhooks: (deps: ApiDeps) => github.webhooks(deps, events) } : {}),
 });
@@ -79,6 +105,7 @@ if (!config.MQ_OPERATOR_TOKEN && !config.MQ_METRICS_PORT) log.info('operator met
 // Resume every queue: replay persisted actions, re-arm timers, re-ask hosts for runs in flight.
 await runner.start();
 maintenance.start(15_000);
+outgoing.worker.start();
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -92,6 +119,8 @@ async function shutdown(signal: string): Promise<void> {
     maintenance.stop();
     await metricsServer?.close();
     await app.close();
+    // Attempts still running after 5 s are left to their claims' expiry: repeated later, same webhook-id.
+    await outgoing.worker.stop({ graceMs: 5_000 });
     await database.close();
     process.exit(0);
   } catch (error) {

@@ -16,6 +16,8 @@ import { pullRequestRoutes } from './routes/pull-request-routes.js';
 import { queueRoutes } from './routes/queue-routes.js';
 import { testingAndMetricsRoutes } from './routes/testing-and-metrics-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
+import { webhookRoutes } from './routes/webhook-routes.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
 import type { SandboxHost } from '../adapters/sandbox/sandbox-host.js';
 import { QueueRunner } from '../runner/queue-runner.js';
 import { operatorMetricsRoute, recordHttpLatency } from '../observability/operator-routes.js';
@@ -41,6 +43,8 @@ export interface BuildServerOptions {
   sandbox?: SandboxHost;
   /** The GitHub webhook route, built from the API's use cases (so both share them). */
   webhooks?: (deps: ApiDeps) => Promise<FastifyPluginAsync>;
+  /** Outgoing webhook subscriptions (createWebhook and the rest); those endpoints exist only when given. */
+  outgoingWebhooks?: WebhookService;
   /** The service's own metrics: HTTP latency is recorded when given. */
   metrics?: ServiceMetrics;
   /** Serve GET /metrics on this server, behind this operator token. */
@@ -129,6 +133,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       await v1.register(queueRoutes(deps));
       await v1.register(pullRequestRoutes(deps));
       await v1.register(testingAndMetricsRoutes(deps));
+      if (options.outgoingWebhooks) await v1.register(webhookRoutes(options.outgoingWebhooks));
     },
     { prefix: '/v1' },
   );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decodeWebhookSecretKey } from '../webhooks/secret-key.js';
 
 /**
  * The service's configuration, read once from the environment. This module is
@@ -35,6 +36,22 @@ export const envSchema = z.object({
   MQ_OPERATOR_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   /** Serves GET /metrics without a token on this separate port (keep it inside the deployment). */
   MQ_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Outgoing webhooks may go to http:// and to private, loopback and link-local addresses (local runs, tests). */
+  MQ_WEBHOOK_ALLOW_PRIVATE: z
+    .enum(['true', 'false', '1', '0', 'on', 'off'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1' || v === 'on'),
+  /** Encrypts webhook signing secrets at rest (AES-256-GCM): 32 bytes in base64. Unset: a key file under .data/ (local runs). */
+  MQ_WEBHOOK_SECRET_KEY: optionalString.pipe(
+    z
+      .string()
+      .refine((v) => decodeWebhookSecretKey(v) !== null, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)')
+      .optional(),
+  ),
+  /** Timeout of each outgoing webhook call. */
+  MQ_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** How often the delivery worker looks for due webhook deliveries when idle. */
+  MQ_WEBHOOK_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
   // The GitHub App. Optional until the GitHub host is configured.
   APP_ID: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a numeric GitHub App id').optional()),
   PRIVATE_KEY: optionalString,
@@ -67,7 +84,7 @@ export function loadConfig(env: Record<string, string | undefined>): ConfigResul
   const lines = parsed.error.issues.map((issue) => {
     const variable = String(issue.path[0] ?? 'environment');
     const value = env[variable];
-    const shown = variable === 'PRIVATE_KEY' || variable === 'WEBHOOK_SECRET' ? '(hidden)' : JSON.stringify(value);
+    const shown = variable === 'PRIVATE_KEY' || variable === 'WEBHOOK_SECRET' || variable === 'MQ_WEBHOOK_SECRET_KEY' ? '(hidden)' : JSON.stringify(value);
     return `Invalid configuration: ${variable}=${shown}: ${issue.message}`;
   });
   return { ok: false, message: lines.join('\n') };

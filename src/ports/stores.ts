@@ -13,6 +13,7 @@ import type { RepoRef } from '../domain/repo.js';
 import type { EngineStore } from './engine-store.js';
 import type { SandboxStore } from './sandbox-store.js';
 import type { DeliveryStore } from './delivery-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 /**
  * The persistence ports. Adapters (MongoDB today) implement them with plain
@@ -109,6 +110,8 @@ export interface Stores {
   engine: EngineStore;
   sandbox: SandboxStore;
   deliveries: DeliveryStore;
+  /** Outgoing webhooks: subscriptions, outbox, attempt claims. */
+  webhooks: WebhookStore;
   /** Whether the database answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { mongoImpactedTargetsStore } from './impacted-targets-store.js';
 import { mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
 import { mongoTestRunStore } from './test-run-store.js';
+import { mongoWebhookStore } from './webhook-store.js';
 
 // Filters are built here from zod-validated primitives only (never a client's
 // object), so no `$` operator can arrive from outside. strictQuery drops any
@@ -40,6 +41,7 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
     engine: mongoEngineStore(connection),
     sandbox: mongoSandboxStore(connection),
     deliveries: mongoDeliveryStore(connection),
+    webhooks: mongoWebhookStore(connection),
     async ping() {
       try {
         await connection.db?.admin().ping();

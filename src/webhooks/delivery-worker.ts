@@ -1,0 +1,370 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
+import type { WebhookDeliveryChange, WebhookDeliveryRecord, WebhookStore, WebhookSubscriptionRecord } from '../ports/webhook-store.js';
+import { DEFAULT_DISABLE_POLICY, disableReason } from './endpoint-health.js';
+import { MAX_ERROR_LENGTH, postDelivery, type AttemptResult } from './post-delivery.js';
+import { DEFAULT_JITTER, DEFAULT_RETRY_SCHEDULE_MS, retryDelay } from './retry-schedule.js';
+import type { SecretBox } from './secret-box.js';
+import { signDelivery } from './signing.js';
+import { openLiveSecrets } from './signing-secrets.js';
+import { checkWebhookUrl, type AddressLookup } from './url-safety.js';
+
+/** What the worker logs through: pino fits. Entries carry delivery and event ids, never a secret or a body. */
+export interface WebhookWorkerLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export type { AttemptResult } from './post-delivery.js';
+
+/** Test seams around the HTTP call: where a crash can fall. */
+export interface DeliveryHooks {
+  /** After the claim and signing, before the request leaves. */
+  beforeSend?(delivery: WebhookDeliveryRecord): Promise<void>;
+  /** After the receiver answered, before the answer is recorded. */
+  afterResponse?(delivery: WebhookDeliveryRecord, status: number): Promise<void>;
+}
+
+export interface WebhookDeliveryWorkerOptions {
+  store: WebhookStore;
+  secrets: SecretBox;
+  log: WebhookWorkerLog;
+  /** MQ_WEBHOOK_ALLOW_PRIVATE: when false every attempt re-checks that the URL resolves to public addresses only. */
+  allowPrivate: boolean;
+  metrics?: Pick<ServiceMetrics, 'webhookDeliveries'>;
+  /** Milliseconds since the epoch. */
+  now?: () => number;
+  /** In [0, 1), for the retry jitter. */
+  random?: () => number;
+  /** Idle wait between looks for due deliveries (MQ_WEBHOOK_POLL_MS). Default 1000. */
+  pollMs?: number;
+  /** Per-call timeout (MQ_WEBHOOK_TIMEOUT_MS). Default 10 000. */
+  timeoutMs?: number;
+  /** How long an attempt's claim holds before another worker may take it over. Default max(60 s, 3 × timeout). */
+  leaseMs?: number;
+  /** Waits before each retry; the attempt after the last one is final. Default DEFAULT_RETRY_SCHEDULE_MS (about 47 h). */
+  retrySchedule?: readonly number[];
+  jitter?: number;
+  /** Attempts in flight at once. Default 4. */
+  concurrency?: number;
+  /** Due deliveries looked at per round. Default 50. */
+  batchSize?: number;
+  /** An endpoint is disabled after failing without a success for this long… Default 24 h. */
+  disableAfterMs?: number;
+  /** …and at least this many attempts in a row (or when a delivery goes dead). Default 10. */
+  disableAfterFailures?: number;
+  /** This worker's name in claims. */
+  owner?: string;
+  userAgent?: string;
+  lookup?: AddressLookup;
+  hooks?: DeliveryHooks;
+}
+
+
+/**
+ * Delivers the outbox: claims due deliveries (one attempt in flight per
+ * delivery, by an insert under a unique key), keeps order within each PR's
+ * chain per endpoint, signs with every live secret, POSTs with a timeout and
+ * no redirects, records the answer and schedules retries with backoff and
+ * jitter. Delivery is at least once: a crash between the receiver's answer and
+ * the record means one repeat, with the same webhook-id.
+ */
+export class WebhookDeliveryWorker {
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly pollMs: number;
+  private readonly timeoutMs: number;
+  private readonly leaseMs: number;
+  private readonly schedule: readonly number[];
+  private readonly owner: string;
+  private readonly userAgent: string;
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  /** Bumped by each start; attempts of an abandoned epoch never record (as if that process died). */
+  private epoch = 0;
+  private abandonedThrough = -1;
+  private wakeRequested = false;
+  private round: Promise<number> | null = null;
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(private readonly options: WebhookDeliveryWorkerOptions) {
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.pollMs = options.pollMs ?? 1_000;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.leaseMs = options.leaseMs ?? Math.max(60_000, 3 * this.timeoutMs);
+    this.schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
+    this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.userAgent = options.userAgent ?? 'merge-queue-webhooks/1.0';
+  }
+
+  /** Polls for due deliveries until stopped. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.epoch += 1;
+    this.round = null;
+    this.scheduleTick(0);
+  }
+
+  /** Something became due now (a publish, a redelivery): look without waiting for the poll. */
+  nudge(): void {
+    if (!this.running) return;
+    // Read by the round in progress (or the tick about to reschedule) so the wake-up is not lost.
+    this.wakeRequested = true;
+    if (!this.round) this.scheduleTick(0);
+  }
+
+  /**
+   * Stops polling and waits up to `graceMs` (default: the call timeout plus a
+   * second) for attempts in flight. Attempts still running then are abandoned
+   * like a crash would: aborted and never recorded; their claims expire and
+   * another worker repeats them with the same webhook-id.
+   */
+  async stop(options: { graceMs?: number } = {}): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const current = this.round;
+    if (!current) return;
+    const graceMs = options.graceMs ?? this.timeoutMs + 1_000;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      current.then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!finished) {
+      this.abandonedThrough = this.epoch;
+      for (const controller of this.inFlight) controller.abort();
+    }
+  }
+
+  /** One round: every due chain head attempted once. Returns the attempts made (tests drive this directly). */
+  runOnce(): Promise<number> {
+    this.round ??= this.deliverDue().finally(() => {
+      this.round = null;
+    });
+    return this.round;
+  }
+
+  private scheduleTick(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = null;
+    this.wakeRequested = false;
+    let attempted = 0;
+    try {
+      attempted = await this.runOnce();
+    } catch (error) {
+      this.options.log.error({ err: error }, 'webhook delivery round failed');
+    }
+    if (!this.running) return;
+    const again = attempted > 0 || this.wakeRequested;
+    this.scheduleTick(again ? 0 : this.pollMs);
+  }
+
+  private async deliverDue(): Promise<number> {
+    const { store } = this.options;
+    const now = new Date(this.now());
+    const subscriptions = new Map((await store.listEnabledSubscriptions()).map((s) => [s.id, s]));
+    if (subscriptions.size === 0) return 0;
+    const due = await store.listDue([...subscriptions.keys()], now, this.options.batchSize ?? 50);
+
+    // Only the head of a chain (its lowest open sequence) may go: order per PR per endpoint.
+    const chains = new Map<string, WebhookDeliveryRecord[]>();
+    for (const delivery of due) {
+      const key = `${delivery.subscriptionId}\n${delivery.orderingKey}`;
+      chains.set(key, [...(chains.get(key) ?? []), delivery]);
+    }
+    const heads: WebhookDeliveryRecord[] = [];
+    for (const members of chains.values()) {
+      const first = members[0];
+      if (!first) continue;
+      const head = await store.chainHead(first.subscriptionId, first.orderingKey);
+      if (!head) continue;
+      if (head.nextAttemptAt && head.nextAttemptAt > now) {
+        // The head waits for its retry; the rest of the chain cannot go before it.
+        await store.rescheduleDeliveries(
+          members.filter((m) => m.id !== head.id).map((m) => m.id),
+          head.nextAttemptAt,
+        );
+        continue;
+      }
+      heads.push(head);
+    }
+
+    let attempted = 0;
+    const epoch = this.epoch;
+    await eachLimited(heads, this.options.concurrency ?? 4, async (head) => {
+      if (this.abandonedThrough >= epoch) return;
+      const subscription = subscriptions.get(head.subscriptionId);
+      if (!subscription) return;
+      try {
+        if (await this.attempt(head, subscription, epoch)) attempted += 1;
+      } catch (error) {
+        // The store failed mid-attempt: the claim expires and a later round repeats the attempt.
+        this.options.log.error({ err: error, deliveryId: head.id, eventId: head.eventId, subscriptionId: head.subscriptionId }, 'webhook attempt failed');
+      }
+    });
+    return attempted;
+  }
+
+  /** Claims, sends and records one attempt; false when someone else has it or it is no longer due. */
+  private async attempt(delivery: WebhookDeliveryRecord, subscription: WebhookSubscriptionRecord, epoch: number): Promise<boolean> {
+    const { store, log } = this.options;
+    const attemptNo = delivery.attempts + 1;
+    const claimedAt = new Date(this.now());
+    const claim = await store.claimAttempt(delivery.id, attemptNo, this.owner, claimedAt, this.leaseMs);
+    if (!claim) return false;
+    // Read again under the claim: another worker may have finished this attempt meanwhile.
+    const fresh = await store.findDelivery(delivery.id);
+    if (!fresh || fresh.attempts !== delivery.attempts || (fresh.status !== 'pending' && fresh.status !== 'failed') || (fresh.nextAttemptAt !== null && fresh.nextAttemptAt > claimedAt)) {
+      await store.releaseClaim(claim);
+      return false;
+    }
+    const context = { deliveryId: fresh.id, eventId: fresh.eventId, subscriptionId: subscription.id, attempt: attemptNo };
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    try {
+      const result = await this.send(fresh, subscription, controller.signal, context);
+      // A crashed (abandoned) worker records nothing: its claim expires and the attempt is repeated.
+      if (this.abandonedThrough >= epoch) return true;
+      const holder = await store.latestClaim(fresh.id, attemptNo);
+      if (!holder || holder.takeover !== claim.takeover || holder.owner !== this.owner) {
+        log.warn({ ...context, result: result.kind }, 'webhook attempt outlived its claim; another worker owns it, result not recorded');
+        return true;
+      }
+      await this.record(fresh, subscription, attemptNo, result, context);
+      return true;
+    } finally {
+      this.inFlight.delete(controller);
+    }
+  }
+
+  private async send(
+    delivery: WebhookDeliveryRecord,
+    subscription: WebhookSubscriptionRecord,
+    abort: AbortSignal,
+    context: object,
+  ): Promise<AttemptResult> {
+    const { log } = this.options;
+    // Again at every attempt: DNS may now point somewhere private (rebinding).
+    const checked = await checkWebhookUrl(subscription.url, {
+      allowPrivate: this.options.allowPrivate,
+      lookup: this.options.lookup,
+      lookupTimeoutMs: Math.min(this.timeoutMs, 5_000),
+    });
+    if (!checked.ok) return { kind: 'refused', error: checked.reason };
+    const at = new Date(this.now());
+    const { secrets, unreadable } = openLiveSecrets(subscription, this.options.secrets, at);
+    if (unreadable > 0) log.warn({ ...context, unreadable }, 'webhook signing secret cannot be decrypted with this key (was MQ_WEBHOOK_SECRET_KEY changed?)');
+    if (secrets.length === 0) {
+      return { kind: 'failed', status: null, error: 'The signing secret cannot be decrypted with the service key (was MQ_WEBHOOK_SECRET_KEY changed?); rotate the secret.' };
+    }
+    const headers = signDelivery({ messageId: delivery.eventId, at, body: delivery.body, secrets });
+    await this.options.hooks?.beforeSend?.(delivery);
+    const afterResponse = this.options.hooks?.afterResponse;
+    return postDelivery({
+      url: checked.url,
+      headers,
+      body: delivery.body,
+      userAgent: this.userAgent,
+      timeoutMs: this.timeoutMs,
+      abort,
+      ...(afterResponse ? { afterResponse: (status: number) => afterResponse(delivery, status) } : {}),
+    });
+  }
+
+  private async record(
+    delivery: WebhookDeliveryRecord,
+    subscription: WebhookSubscriptionRecord,
+    attemptNo: number,
+    result: AttemptResult,
+    context: object,
+  ): Promise<void> {
+    const { store, log } = this.options;
+    const at = new Date(this.now());
+    let final: boolean;
+    if (result.kind === 'delivered') {
+      final = true;
+      await store.updateDelivery(delivery.id, {
+        status: 'delivered',
+        attempts: attemptNo,
+        nextAttemptAt: null,
+        lastAttemptAt: at,
+        lastResponseCode: result.status,
+        lastError: null,
+        deliveredAt: at,
+      });
+      if (subscription.consecutiveFailures > 0 || subscription.failingSince !== null) await store.recordSuccess(subscription.id);
+      log.info({ ...context, status: result.status }, 'webhook delivered');
+    } else {
+      const delay = retryDelay(attemptNo - delivery.scheduleStart, this.schedule, this.random, this.options.jitter ?? DEFAULT_JITTER);
+      final = delay === null;
+      const change: WebhookDeliveryChange = {
+        status: final ? 'dead' : 'failed',
+        attempts: attemptNo,
+        nextAttemptAt: delay === null ? null : new Date(at.getTime() + delay),
+        lastAttemptAt: at,
+        lastResponseCode: result.kind === 'failed' ? result.status : null,
+        lastError: result.error.slice(0, MAX_ERROR_LENGTH),
+      };
+      await store.updateDelivery(delivery.id, change);
+      log.warn(
+        { ...context, result: result.kind, status: change.lastResponseCode, error: change.lastError, nextAttemptAt: change.nextAttemptAt?.toISOString() ?? null },
+        final ? 'webhook delivery failed for the last time: dead' : 'webhook delivery failed; will retry',
+      );
+      const after = await store.recordFailure(subscription.id, at);
+      if (after) await this.disableIfFailingTooLong(after, at, final, change.lastError ?? '');
+    }
+    this.options.metrics?.webhookDeliveries.inc({ result: result.kind });
+    await store.releaseClaims(delivery.id, attemptNo);
+    if (final) await this.wakeNext(delivery, at);
+  }
+
+  /** Failing continuously (see disableReason): stop sending until its owner re-enables it. */
+  private async disableIfFailingTooLong(subscription: WebhookSubscriptionRecord, at: Date, wentDead: boolean, error: string): Promise<void> {
+    const reason = disableReason(subscription, at, { wentDead, error }, {
+      disableAfterMs: this.options.disableAfterMs ?? DEFAULT_DISABLE_POLICY.disableAfterMs,
+      disableAfterFailures: this.options.disableAfterFailures ?? DEFAULT_DISABLE_POLICY.disableAfterFailures,
+    });
+    if (reason === null) return;
+    await this.options.store.updateSubscription(subscription.id, { disabledReason: reason, disabledAt: at, updatedAt: at });
+    this.options.metrics?.webhookDeliveries.inc({ result: 'disabled' });
+    this.options.log.warn(
+      { subscriptionId: subscription.id, consecutiveFailures: subscription.consecutiveFailures, failingSince: subscription.failingSince?.toISOString() ?? null },
+      'webhook endpoint disabled: failing continuously',
+    );
+  }
+
+  /** The next delivery of the chain may go now (it may have been deferred behind this one). */
+  private async wakeNext(delivery: WebhookDeliveryRecord, at: Date): Promise<void> {
+    const next = await this.options.store.chainHead(delivery.subscriptionId, delivery.orderingKey);
+    if (next && next.status === 'pending' && next.nextAttemptAt !== null && next.nextAttemptAt > at) {
+      await this.options.store.rescheduleDeliveries([next.id], at);
+    }
+  }
+}
+
+async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  });
+  await Promise.all(lanes);
+}

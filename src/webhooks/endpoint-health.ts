@@ -1,0 +1,35 @@
+import type { WebhookSubscriptionRecord } from '../ports/webhook-store.js';
+
+const HOUR = 3_600_000;
+
+/** When an endpoint counts as failing continuously. */
+export interface DisablePolicy {
+  /** Failing without a single success for at least this long… */
+  disableAfterMs: number;
+  /** …over at least this many attempts in a row, or until a delivery went dead. */
+  disableAfterFailures: number;
+}
+
+export const DEFAULT_DISABLE_POLICY: DisablePolicy = { disableAfterMs: 24 * HOUR, disableAfterFailures: 10 };
+
+/**
+ * Why an endpoint is to be disabled after this failed attempt, or null. A
+ * single success resets the run (see recordSuccess), so an endpoint that
+ * recovers in between is never disabled.
+ */
+export function disableReason(
+  subscription: WebhookSubscriptionRecord,
+  at: Date,
+  attempt: { wentDead: boolean; error: string },
+  policy: DisablePolicy = DEFAULT_DISABLE_POLICY,
+): string | null {
+  if (subscription.disabledReason !== null || subscription.failingSince === null) return null;
+  const failingMs = at.getTime() - subscription.failingSince.getTime();
+  if (failingMs < policy.disableAfterMs) return null;
+  if (subscription.consecutiveFailures < policy.disableAfterFailures && !attempt.wentDead) return null;
+  const hours = Math.floor(failingMs / HOUR);
+  return (
+    `Disabled automatically at ${at.toISOString()}: every delivery attempt failed for ${hours} hour${hours === 1 ? '' : 's'} ` +
+    `(${subscription.consecutiveFailures} attempts in a row; the last: ${attempt.error.replace(/\.$/, '')}). Re-enable it with updateWebhook once the endpoint works.`
+  );
+}
