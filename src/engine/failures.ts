@@ -1,0 +1,60 @@
+import { token } from './content.js';
+import type { DecisionContext } from './context.js';
+import type { EngineRun } from './model.js';
+import { queueOrder, runOf } from './order.js';
+import { expectedAhead } from './run-validity.js';
+
+/**
+ * A failed run is the fault of its own PRs only once everything ahead of them
+ * passed; until then they are PENDING_FAILURE. A failed batch is split in two
+ * and each half tested again, until the culprit is alone.
+ */
+export function decideFailures(ctx: DecisionContext): void {
+  const { state } = ctx;
+  const order = queueOrder(state);
+  for (const run of state.runs.filter((r) => r.status === 'failed').sort((a, b) => a.seq - b.seq)) {
+    if (!state.runs.includes(run)) continue;
+    const ahead = expectedAhead(ctx, order, run) ?? [];
+    const aheadSettled = ahead.every((e) => runOf(state, e.id)?.status === 'passed');
+    // A failed batch is split at once, its parts tested on the same PRs ahead: if those
+    // pass, the parts' results stand; if not, the parts are rebuilt like any run behind.
+    if (run.unit.length > 1 && !ahead.some((e) => runOf(state, e.id)?.status === 'failed')) {
+      bisect(ctx, run);
+      continue;
+    }
+    if (!aheadSettled) continue;
+    const tokens = run.unit.map(token);
+    const behind = state.runs.filter((r) => r.seq > run.seq && tokens.every((t) => r.ahead.map(token).includes(t)));
+    // Proven by a later run that contains it: the optimistic merge takes both (single queues).
+    if (state.config.mode === 'single' && state.config.canOptimisticallyMerge && behind.some((r) => r.status === 'passed')) continue;
+    const finishedBehind = behind.filter((r) => r.status !== 'running').length;
+    const runningBehind = behind.length - finishedBehind;
+    if (finishedBehind < state.config.pendingFailureDepth && runningBehind > 0) continue;
+    const detail = run.failedChecks.length > 0 ? run.failedChecks.join(', ') : undefined;
+    const reason = run.failureReason ?? 'failed_tests';
+    if (run.unit.length === 1) {
+      ctx.conclude(run.unit[0]?.entryId as string, 'FAILED', reason, detail);
+      continue;
+    }
+    bisect(ctx, run);
+  }
+}
+
+/** Splits a failed batch into as many parts as may be tested at once (at least two). */
+function bisect(ctx: DecisionContext, run: EngineRun): void {
+  const parts = Math.min(run.unit.length, Math.max(2, ctx.state.config.bisectionConcurrency));
+  const size = Math.ceil(run.unit.length / parts);
+  const halves: EngineRun['unit'][] = [];
+  for (let i = 0; i < run.unit.length; i += size) halves.push(run.unit.slice(i, i + size));
+  ctx.dropRun(run, 'bisecting');
+  ctx.emit({ type: 'pull_request_batch.failed', prNumbers: run.unit.map((h) => ctx.entry(h.entryId)?.prNumber ?? 0), runId: run.id, reason: 'failed_tests' });
+  halves.forEach((heads, i) => {
+    for (const head of heads) {
+      const entry = ctx.entry(head.entryId);
+      if (!entry) continue;
+      entry.unitKey = `${run.id}.${i}`;
+      entry.bisection = true;
+      ctx.hint(entry.id, 'bisecting');
+    }
+  });
+}

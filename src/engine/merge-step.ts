@@ -1,0 +1,29 @@
+import type { DecisionContext } from './context.js';
+import type { EngineRun } from './model.js';
+import { queueOrder, runOf } from './order.js';
+import { expectedAhead, isValid } from './run-validity.js';
+
+/**
+ * Merges the front of the queue when its run passed. With optimistic merging,
+ * the deepest passing run merges everything it contains at once, PRs ahead
+ * included: that content passed as exactly that content.
+ */
+export function merge(ctx: DecisionContext): void {
+  const { state } = ctx;
+  if (state.mergingRunId || state.requestedState === 'PAUSED' || !state.baseSha) return;
+  const order = queueOrder(state);
+  const passed = state.runs.filter((r) => r.status === 'passed' && isValid(ctx, order, r)).sort((a, b) => a.seq - b.seq);
+  let chosen: EngineRun | undefined;
+  if (state.config.mode === 'parallel') {
+    chosen = passed.find((r) => (expectedAhead(ctx, order, r) ?? [null]).length === 0);
+  } else {
+    const front = order[0];
+    const frontRun = front ? runOf(state, front.id) : undefined;
+    if (state.config.canOptimisticallyMerge) chosen = passed[passed.length - 1];
+    else if (frontRun?.status === 'passed' && passed.includes(frontRun)) chosen = frontRun;
+  }
+  if (!chosen) return;
+  state.mergingRunId = chosen.id;
+  const entryIds = [...chosen.ahead, ...chosen.unit].map((h) => h.entryId).filter((id) => ctx.entry(id));
+  ctx.actions.push({ type: 'merge', runId: chosen.id, entryIds, expectedBaseSha: state.baseSha });
+}

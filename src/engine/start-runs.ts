@@ -1,0 +1,83 @@
+import { batchCapacity } from './batch-size.js';
+import type { DecisionContext } from './context.js';
+import type { EngineEntry, EngineRun } from './model.js';
+import { aheadOf, headsOf, PLACES_PER_RUN, queueOrder, runOf } from './order.js';
+
+const MINUTE = 60_000;
+
+export function startRuns(ctx: DecisionContext): void {
+  const { state } = ctx;
+  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha) return;
+  let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length;
+  const order = queueOrder(state);
+  let index = 0;
+  while (slots > 0 && index < order.length) {
+    const entry = order[index] as EngineEntry;
+    if (runOf(state, entry.id)) {
+      index++;
+      continue;
+    }
+    const unit = formUnit(ctx, order, index);
+    if (!unit) {
+      if (state.config.mode === 'single') return; // The chain waits for this unit.
+      index++;
+      continue;
+    }
+    const isBisection = unit.some((e) => e.bisection);
+    if (isBisection) {
+      const bisecting = state.runs.filter((r) => r.status === 'running' && r.isBisection).length;
+      if (bisecting >= state.config.bisectionConcurrency) return;
+    }
+    const ahead = aheadOf(state, order, index, unit);
+    const run: EngineRun = {
+      id: `r${state.nextRunSeq}`,
+      seq: state.nextRunSeq++,
+      baseSha: state.baseSha,
+      ahead: headsOf(ahead),
+      unit: headsOf(unit),
+      status: 'running',
+      startedAt: ctx.now,
+      finishedAt: null,
+      isBisection,
+      failedChecks: [],
+      failureReason: null,
+    };
+    state.runs.push(run);
+    unit.forEach((entry, i) => {
+      entry.place ??= run.seq * PLACES_PER_RUN + i;
+    });
+    ctx.actions.push({ type: 'start_run', run });
+    if (unit.length > 1) ctx.emit({ type: 'pull_request_batch.testing', prNumbers: unit.map((e) => e.prNumber), runId: run.id, isBisection });
+    slots--;
+    index += state.config.mode === 'single' ? unit.length : 1;
+  }
+}
+
+/**
+ * The PRs to test together from `index`: a bisection half, a batch, or one PR.
+ * Null when a batch should wait for more PRs (batchingMinSize, up to the wait).
+ */
+function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): EngineEntry[] | null {
+  const { state } = ctx;
+  const first = order[index] as EngineEntry;
+  const waiting = (e: EngineEntry | undefined): e is EngineEntry => e !== undefined && !runOf(state, e.id);
+  if (state.config.mode === 'parallel' || first.noBatch || !state.config.batch) return [first];
+  const unit = [first];
+  const capacity = first.unitKey ? Number.POSITIVE_INFINITY : batchCapacity(state);
+  let blocked = false;
+  for (let i = index + 1; i < order.length && unit.length < capacity; i++) {
+    const next = order[i];
+    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey) {
+      blocked = true;
+      break;
+    }
+    unit.push(next);
+  }
+  // Waiting only helps a batch that more PRs can still join: not one closed by a noBatch PR.
+  if (first.unitKey || blocked || unit.length >= state.config.batchingMinSize) return unit;
+  const oldest = Math.min(...unit.map((e) => e.admittedAt ?? ctx.now));
+  const deadline = oldest + state.config.batchingMaxWaitTimeMinutes * MINUTE;
+  if (ctx.now >= deadline) return unit;
+  ctx.wakeNoLaterThan(deadline);
+  return null;
+}
