@@ -119,14 +119,16 @@ test('a PR merged outside the queue is MERGED; the queue goes on with the others
   const { repo, ref } = await queueFor();
   const first = greenPullRequest(repo, { title: 'Merged by hand' });
   const second = greenPullRequest(repo, { title: 'Queued behind it' });
-  repo.addLabel(first, 'merge-queue');
-  repo.addLabel(second, 'merge-queue');
-  await waitForState(ref, first, 'TESTING');
-  repo.mergePullRequest(first, { method: 'merge' });
-  const merged = await waitForState(ref, first, 'MERGED');
-  expect((merged.timeline as Array<{ reason: string }>)[0]?.reason).toBe('merged_outside_queue');
-  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
+  // CI reports on every test branch, except that runs testing #first never finish: it is merged by hand meanwhile.
+  const testsFirst = (prs: number[]) => prs.includes(first) && !repo.pullRequest(first).merged;
+  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'], conclusion: ({ pullRequests }) => (testsFirst(pullRequests) ? null : 'success') });
   try {
+    repo.addLabel(first, 'merge-queue');
+    repo.addLabel(second, 'merge-queue');
+    await waitForState(ref, first, 'TESTING');
+    repo.mergePullRequest(first, { method: 'merge' });
+    const merged = await waitForState(ref, first, 'MERGED');
+    expect((merged.timeline as Array<{ reason: string }>)[0]?.reason).toBe('merged_outside_queue');
     await waitForState(ref, second, 'MERGED');
     expect(h.fake.pullRequestsIn(repo.branch('main') as string)).toEqual(expect.arrayContaining([first, second]));
   } finally {
@@ -194,17 +196,14 @@ test('removing the label cancels; a push to the target branch rebuilds the run o
   await waitForState(ref, m, 'TESTING');
   const before = (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: m } })).json();
   const pushed = repo.push('main', { change: 'hotfix' });
+  let rebuilt: Record<string, unknown> = {};
   await h.fake.waitFor(async () => {
-    const now = (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: m } })).json();
-    return now.testRunId !== before.testRunId && now.baseSha === pushed;
-  }, { message: 'a run rebuilt on the pushed base' });
-  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
-  try {
-    await waitForState(ref, m, 'MERGED');
-    expect(h.fake.treeOf(repo.branch('main') as string)).toContain('hotfix');
-  } finally {
-    stopCi();
-  }
+    rebuilt = (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: m } })).json();
+    return rebuilt.testRunId !== before.testRunId && rebuilt.baseSha === pushed && typeof rebuilt.testBranchSha === 'string';
+  }, { message: 'a run rebuilt on the pushed base, its test branch built' });
+  h.fake.ci.complete(rebuilt.testBranchSha as string, 'ci');
+  await waitForState(ref, m, 'MERGED');
+  expect(h.fake.treeOf(repo.branch('main') as string)).toContain('hotfix');
 });
 
 test('a merge conflict fails only the conflicting PR (merge_conflict); the other merges', async () => {
