@@ -19,9 +19,6 @@ export const ENQUEUED_STATES: readonly PullRequestState[] = PULL_REQUEST_STATES.
   (s) => !TERMINAL_STATES.includes(s),
 );
 
-/** States in which a test run that includes the PR is in flight or just concluded. */
-export const IN_FLIGHT_STATES: readonly PullRequestState[] = ['TESTING', 'TESTS_PASSED', 'PENDING_FAILURE'];
-
 export function isTerminal(state: PullRequestState): boolean {
   return TERMINAL_STATES.includes(state);
 }
@@ -48,7 +45,6 @@ export const STATE_CHANGE_REASONS = [
   'tests_passed',
   'merged',
   'preempted',
-  'queue_deleted',
   'test_started',
   'rebuilt',
   'base_moved',

@@ -17,7 +17,8 @@ export interface QueueRecord {
 }
 
 /** What the repository host says about the host's mergeability check of a PR. */
-export type HostMergeability = 'unspecified' | 'in_progress' | 'mergeable' | 'not_mergeable';
+export const HOST_MERGEABILITIES = ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] as const;
+export type HostMergeability = (typeof HOST_MERGEABILITIES)[number];
 
 /** Facts about a pull request as last read from its repository host. */
 export interface PullRequestFacts {

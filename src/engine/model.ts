@@ -10,6 +10,10 @@ import type { HostMergeability } from '../domain/records.js';
  */
 
 /** What the repository host says about a PR, as far as admission needs it. */
+/** Config durations are in minutes; engine times are milliseconds. */
+export const MINUTE_MS = 60_000;
+
+/** What the repository host says about a PR, as far as admission needs it. */
 export interface PrFacts {
   headSha: string;
   baseBranch: string;
@@ -104,8 +108,6 @@ export interface EngineState {
   /** Numbers emitted events, so each has a stable id across replays (outgoing webhooks). */
   nextEventSeq: number;
 }
-
-export type PrFactsChange = PrFacts & { merged?: boolean };
 
 /** Everything that can happen to a queue. */
 export type EngineEvent =

@@ -1,9 +1,7 @@
 import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
 import type { DecisionContext } from './context.js';
-import type { EngineEntry, EngineRun } from './model.js';
+import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { runOf } from './order.js';
-
-const MINUTE = 60_000;
 
 /** A queued entry's state follows from its run: stored facts, derived state. */
 function derivedState(entry: EngineEntry, run: EngineRun | undefined): PullRequestState {
@@ -60,7 +58,7 @@ export function publish(ctx: DecisionContext): void {
     ctx.emit({ type: 'pull_request_batch.pending_failure', prNumbers, runId: run.id, isBisection: run.isBisection, reason: run.failureReason ?? 'failed_tests' });
   }
   for (const run of state.runs) {
-    if (run.status === 'running') ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE);
+    if (run.status === 'running') ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE_MS);
   }
   if (ctx.wakeAt !== null) ctx.actions.push({ type: 'wake_at', at: ctx.wakeAt });
 }

@@ -1,12 +1,11 @@
 import { notReadyReason } from './admission.js';
 import type { DecisionContext } from './context.js';
+import { MINUTE_MS } from './model.js';
 import { decideFailures } from './failures.js';
 import { merge } from './merge-step.js';
 import { runOf } from './order.js';
 import { reconcile } from './run-validity.js';
 import { startRuns } from './start-runs.js';
-
-const MINUTE = 60_000;
 
 /**
  * Brings the queue to rest after an event: admit, time out, drop runs whose
@@ -56,7 +55,7 @@ function admit(ctx: DecisionContext): void {
 }
 
 function timeOut(ctx: DecisionContext): void {
-  const limit = ctx.state.config.testingTimeoutMinutes * MINUTE;
+  const limit = ctx.state.config.testingTimeoutMinutes * MINUTE_MS;
   for (const run of ctx.state.runs) {
     if (run.status === 'running' && ctx.now - run.startedAt >= limit) {
       ctx.actions.push({ type: 'cancel_run', runId: run.id });

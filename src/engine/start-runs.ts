@@ -1,9 +1,7 @@
 import { batchCapacity } from './batch-size.js';
 import type { DecisionContext } from './context.js';
-import type { EngineEntry, EngineRun } from './model.js';
+import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { aheadOf, headsOf, PLACES_PER_RUN, queueOrder, runOf } from './order.js';
-
-const MINUTE = 60_000;
 
 export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
@@ -76,7 +74,7 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
   // Waiting only helps a batch that more PRs can still join: not one closed by a noBatch PR.
   if (first.unitKey || blocked || unit.length >= state.config.batchingMinSize) return unit;
   const oldest = Math.min(...unit.map((e) => e.admittedAt ?? ctx.now));
-  const deadline = oldest + state.config.batchingMaxWaitTimeMinutes * MINUTE;
+  const deadline = oldest + state.config.batchingMaxWaitTimeMinutes * MINUTE_MS;
   if (ctx.now >= deadline) return unit;
   ctx.wakeNoLaterThan(deadline);
   return null;

@@ -30,9 +30,9 @@ function transition(entry: QueueEntryRecord, state: PullRequestState, reason: St
 }
 
 /**
- * Submitting, cancelling and restarting pull requests. Until the queue engine
- * runs (the next issue), a submitted PR waits in NOT_READY; these use cases
- * record the facts and requests the engine will act on.
+ * Submitting, cancelling and restarting pull requests: these use cases record
+ * the entry and the host's facts, then hand the request to the queue's runner;
+ * the engine decides what the PR's state becomes.
  */
 export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runner: QueueRunner, log: WarningLog, now: () => Date = () => new Date()) {
   // Submit, cancel and restart read an entry, change it and write it whole: run one

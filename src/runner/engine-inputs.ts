@@ -9,6 +9,8 @@ import type { Stores } from '../ports/stores.js';
  */
 export const MAX_ENGINE_TARGETS = 10_000;
 
+export function engineFacts(facts: PullRequestFacts): PrFacts;
+export function engineFacts(facts: PullRequestFacts | null): PrFacts | null;
 export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
   if (!facts) return null;
   return { headSha: facts.headSha, baseBranch: facts.baseBranch, open: facts.open && !facts.merged, draft: facts.draft, mergeability: facts.mergeability };

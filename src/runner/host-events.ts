@@ -30,7 +30,7 @@ export function hostEvents(runner: QueueRunner, stores: Stores, hosts: GitHostRe
         if (!entry || isTerminal(entry.state)) continue;
         entry.facts = facts;
         await stores.entries.save(entry, []);
-        await runner.dispatch(queue.id, { type: 'pr_facts_changed', prNumber, facts: engineFacts(facts) ?? { ...facts, open: false }, merged: facts.merged });
+        await runner.dispatch(queue.id, { type: 'pr_facts_changed', prNumber, facts: engineFacts(facts), merged: facts.merged });
         const targets = await engineTargets(stores, queue.id, prNumber, facts.headSha);
         if (targets) await runner.dispatch(queue.id, { type: 'impacted_targets_set', prNumber, targets });
       }

@@ -3,9 +3,8 @@ import type { Stores } from '../ports/stores.js';
 
 /**
  * Hosts compute some facts lazily (GitHub answers `mergeable: null` while it
- * works it out), some change without an event we hear of (a review approved
- * elsewhere), and a host may have been unreachable when a PR was submitted:
- * PRs waiting in NOT_READY on mergeability are read again, as if they had changed.
+ * works it out) or may have been unreachable when a PR was submitted: PRs
+ * waiting in NOT_READY for such a fact are read again, as if they had changed.
  */
 export async function refreshWaitingFacts(stores: Stores, events: HostEvents, queueIds: string[]): Promise<number> {
   let refreshed = 0;
@@ -13,8 +12,9 @@ export async function refreshWaitingFacts(stores: Stores, events: HostEvents, qu
     const queue = await stores.queues.findById(queueId);
     if (!queue) continue;
     for (const entry of await stores.entries.listEnqueued(queueId)) {
-      // not_mergeable too: on GitHub it includes "blocked" (reviews or required checks missing), which changes without a push.
-      const waiting = entry.state === 'NOT_READY' && (!entry.facts || entry.facts.mergeability !== 'mergeable');
+      // Only facts the host has not settled: a PR GitHub calls not mergeable changes by an event
+      // we hear of (a push, a review, its checks), so reading it every round would only spend API calls.
+      const waiting = entry.state === 'NOT_READY' && (!entry.facts || entry.facts.mergeability === 'in_progress' || entry.facts.mergeability === 'unspecified');
       if (!waiting) continue;
       await events.pullRequestChanged(queue.repo, entry.prNumber);
       refreshed++;

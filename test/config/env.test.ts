@@ -45,6 +45,13 @@ describe('loadConfig', () => {
     const result = loadConfig({ PRIVATE_KEY: '-----BEGIN KEY-----secret', PORT: 'x' });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.message).not.toContain('secret');
+    // A secret that is itself invalid is named, never shown.
+    const badKey = loadConfig({ MQ_WEBHOOK_SECRET_KEY: 'not-base64-secret-value' });
+    expect(badKey.ok).toBe(false);
+    if (!badKey.ok) {
+      expect(badKey.message).toContain('MQ_WEBHOOK_SECRET_KEY');
+      expect(badKey.message).not.toContain('not-base64-secret-value');
+    }
   });
 });
 

@@ -57,7 +57,6 @@ export const REASON_TEXTS: Readonly<Record<StateChangeReason, string>> = {
   tests_passed: 'its tests passed',
   merged: 'it was merged',
   preempted: 'a pull request with a higher priority went ahead of it',
-  queue_deleted: 'the queue was deleted',
   test_started: 'its test started',
   rebuilt: 'its test run was rebuilt',
   base_moved: 'the target branch moved outside the queue',
@@ -67,7 +66,7 @@ export const REASON_TEXTS: Readonly<Record<StateChangeReason, string>> = {
 };
 
 /** Leaving the queue for these is nobody's failure, so the check run is neutral rather than cancelled. */
-const NEUTRAL_CANCELS: readonly StateChangeReason[] = ['user_requested', 'closed', 'merged_outside_queue', 'queue_deleted'];
+const NEUTRAL_CANCELS: readonly StateChangeReason[] = ['user_requested', 'closed', 'merged_outside_queue'];
 
 export function checkRunView(update: PullRequestStatusUpdate, context: FeedbackContext): CheckRunView {
   const queue = `the merge queue for \`${update.targetBranch}\``;

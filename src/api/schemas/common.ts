@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_UINT32 } from '../../domain/queue-config.js';
 
 /**
  * Building blocks shared by the v1 request schemas. Inputs are liberal (enum
@@ -60,7 +61,6 @@ export const shaSchema = z
   .regex(/^[0-9a-fA-F]{4,64}$/, 'must be a hexadecimal commit sha')
   .transform((s) => s.toLowerCase());
 
-export const MAX_UINT32 = 4294967295;
 export const uint32 = (min: 0 | 1) => z.number().min(min).max(MAX_UINT32).int();
 
 /** Identity of a queue: every queue-level request carries it. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PRIORITY_NAMES, MAX_PRIORITY_VALUE } from '../../domain/priority.js';
 import { PULL_REQUEST_STATES, STATE_CHANGE_REASONS } from '../../domain/pull-request-state.js';
 import { NOT_READY_REASONS } from '../../engine/admission.js';
+import { HOST_MERGEABILITIES } from '../../domain/records.js';
 import { isoDateTime, lowerCaseEnum, prNumberSchema, queueIdentity, shaSchema, upperCaseEnum } from './common.js';
 
 const priorityNames = Object.keys(PRIORITY_NAMES) as [keyof typeof PRIORITY_NAMES, ...(keyof typeof PRIORITY_NAMES)[]];
@@ -70,7 +71,7 @@ export const pullRequestView = z.object({
     hasImpactedTargets: z.boolean(),
     requiresImpactedTargets: z.boolean(),
     doesBaseBranchMatch: z.boolean(),
-    gitHubMergeability: z.enum(['unspecified', 'in_progress', 'mergeable', 'not_mergeable']),
+    gitHubMergeability: z.enum(HOST_MERGEABILITIES),
   }),
   notReadyReason: z.enum(NOT_READY_REASONS).optional().describe('Why a NOT_READY PR is not admitted yet.'),
   stateChangedAt: z.string(),

@@ -1,5 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import { PULL_REQUEST_STATES, STATE_CHANGE_REASONS } from '../../../domain/pull-request-state.js';
+import { HOST_MERGEABILITIES } from '../../../domain/records.js';
 
 const factsSchema = new Schema(
   {
@@ -10,7 +11,7 @@ const factsSchema = new Schema(
     open: Boolean,
     draft: Boolean,
     merged: Boolean,
-    mergeability: { type: String, enum: ['unspecified', 'in_progress', 'mergeable', 'not_mergeable'] },
+    mergeability: { type: String, enum: HOST_MERGEABILITIES },
     url: String,
     body: String,
     readAt: Date,
