@@ -1,40 +1,13 @@
-import type { RepoRef } from '../domain/repo.js';
-import type { WebhookEventType } from '../ports/webhook-outbox.js';
-import type { WebhookDeliveryRecord, WebhookDeliveryStatus, WebhookSubscriptionRecord } from '../ports/webhook-store.js';
+import type { z } from 'zod';
+import type { webhookDeliveryView as webhookDeliveryViewSchema, webhookView as webhookViewSchema } from '../api/schemas/webhooks.js';
+import type { WebhookDeliveryRecord, WebhookSubscriptionRecord } from '../ports/webhook-store.js';
 import { previousSecretsExpireAt } from './signing-secrets.js';
 
-/** A subscription as the API shows it: never a secret, sealed or not. */
-export interface WebhookView {
-  id: string;
-  org: { host: string; owner: string };
-  repo: RepoRef | null;
-  url: string;
-  eventTypes: WebhookEventType[] | null;
-  description: string | null;
-  disabled: boolean;
-  disabledReason: string | null;
-  disabledAt: string | null;
-  failingSince: string | null;
-  consecutiveFailures: number;
-  previousSecretExpiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A subscription as the API shows it (never a secret, sealed or not): the response schema's type. */
+export type WebhookView = z.infer<typeof webhookViewSchema>;
 
 /** One outbox row as the API shows it. */
-export interface WebhookDeliveryView {
-  id: string;
-  eventId: string;
-  eventType: WebhookEventType;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  lastResponseCode: number | null;
-  lastError: string | null;
-  lastAttemptAt: string | null;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
-}
+export type WebhookDeliveryView = z.infer<typeof webhookDeliveryViewSchema>;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
