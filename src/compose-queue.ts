@@ -38,6 +38,8 @@ export function composeQueueServices(options: {
   maintenanceTasks?: MaintenanceTask[];
   outbox?: WebhookOutbox;
   metrics?: ServiceMetrics;
+  /** Back-off of host actions through an outage (tests shorten it). */
+  hostRetryDelayMs?: (attempt: number) => number;
 }): QueueServices {
   const bound: { events?: HostEvents } = {};
   const boundEvents = (): HostEvents => {
@@ -59,10 +61,11 @@ export function composeQueueServices(options: {
     log: options.log,
     pollMs: options.pollMs,
     owner: options.owner,
+    ...(options.hostRetryDelayMs ? { retryDelayMs: options.hostRetryDelayMs } : {}),
     ...(options.outbox ? { outbox: options.outbox } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
-  const events = hostEvents(runner, options.stores, gitHosts);
+  const events = hostEvents(runner, options.stores);
   bound.events = events;
   const stores = options.stores;
   const maintenance = new Maintenance(

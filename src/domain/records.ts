@@ -61,6 +61,8 @@ export interface QueueEntryRecord {
   /** Absent until a repository host has answered for this PR. */
   facts: PullRequestFacts | null;
   timeline: TimelineEvent[];
+  /** Orders the runner's writes to this entry (decision version and index): a replayed write is not newer. */
+  recordedKey?: number;
 }
 
 /** Impacted targets as uploaded by CI for one head sha of a PR. */

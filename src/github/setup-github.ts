@@ -8,6 +8,7 @@ import type { Stores } from '../ports/stores.js';
 import type { MaintenanceTask } from '../runner/maintenance.js';
 import { githubApp } from './github-app.js';
 import { webhookRoute } from './webhook-route.js';
+import { DeliveryHandler } from './delivery-handler.js';
 
 /** The GitHub App's credentials, all present (config/env.ts checks that). */
 export interface GitHubAppConfig {
@@ -64,10 +65,16 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
     log,
     hostName,
   });
+  // Probot's webhooks exist once its app is loaded (webhooks() below): looked up when a delivery is handled.
+  const receiver = { verify: (payload: string, signature: string) => probot.webhooks.verify(payload, signature), receive: (event: Parameters<typeof probot.webhooks.receive>[0]) => probot.webhooks.receive(event) };
+  const deliveryHandler = new DeliveryHandler({ receiver, deliveries: stores.deliveries, log });
   return {
     hostName,
     host,
-    maintenanceTasks: [{ name: 'reconcile GitHub check results', run: () => host.reconcile() }],
+    maintenanceTasks: [
+      { name: 'reconcile GitHub check results', run: () => host.reconcile() },
+      { name: 'retry webhook deliveries not handled', run: () => deliveryHandler.retryUnhandled() },
+    ],
     bindEvents(bound) {
       events = bound;
     },
@@ -84,7 +91,7 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
           rememberInstallation: (repo, installationId) => octokits.remember(repo, installationId),
         }),
       );
-      return webhookRoute({ receiver: probot.webhooks, deliveries: stores.deliveries });
+      return webhookRoute({ receiver, deliveries: stores.deliveries, handler: deliveryHandler });
     },
   };
 }

@@ -1,10 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { sendError } from '../api/errors.js';
 import type { DeliveryStore } from '../ports/delivery-store.js';
+import type { DeliveryHandler } from './delivery-handler.js';
 
 /** GitHub's own cap on webhook payloads. */
 export const WEBHOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 export const WEBHOOK_PATH = '/api/github/webhooks';
+/** Bodies above this are handled before answering: they would not fit in a MongoDB document (16 MiB). */
+export const MAX_RECORDED_BODY_BYTES = 15 * 1024 * 1024;
 
 /** The little of Probot's webhooks the route needs. */
 export interface WebhookReceiver {
@@ -15,10 +18,11 @@ export interface WebhookReceiver {
 /**
  * GitHub's webhook endpoint, in its own plugin scope: the body is kept as the
  * exact string GitHub sent, because the signature is over those bytes (parsing
- * and re-serializing JSON would change them). A delivery id is applied once;
- * if its handling fails, the claim is released so GitHub's redelivery works.
+ * and re-serializing JSON would change them). The route verifies, records the
+ * delivery durably and answers 202; the handlers run after the answer, so a
+ * slow GitHub never makes a delivery time out. A delivery id is applied once.
  */
-export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: DeliveryStore; now?: () => Date }): FastifyPluginAsync {
+export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: DeliveryStore; handler: DeliveryHandler; now?: () => Date }): FastifyPluginAsync {
   const now = options.now ?? (() => new Date());
   return async (app) => {
     app.removeAllContentTypeParsers();
@@ -36,23 +40,27 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
       if (!signature) return sendError(reply, 401, 'The x-hub-signature-256 header is missing.');
       const body = typeof request.body === 'string' ? request.body : '';
       if (!(await options.receiver.verify(body, signature))) return sendError(reply, 401, 'The webhook signature does not match the payload.');
-      let payload: unknown;
       try {
-        payload = JSON.parse(body);
+        JSON.parse(body);
       } catch {
         return sendError(reply, 400, 'The webhook payload is not valid JSON.');
       }
-      if (!(await options.deliveries.claim(id, now()))) {
-        request.log.info({ delivery: id, event: name }, 'webhook delivery already applied');
-        return reply.code(200).type('text/plain; charset=utf-8').send('Already applied.');
+      const inline = Buffer.byteLength(body) > MAX_RECORDED_BODY_BYTES;
+      if (!(await options.deliveries.record({ id, name, payloadJson: inline ? '' : body, receivedAt: now() }))) {
+        request.log.info({ delivery: id, event: name }, 'webhook delivery already received');
+        return reply.code(200).type('text/plain; charset=utf-8').send('Already received.');
       }
-      try {
-        await options.receiver.receive({ id, name, payload });
-      } catch (error) {
-        await options.deliveries.release(id);
-        throw error;
+      const delivery = { id, name, payloadJson: body, receivedAt: now(), attempts: 0, lastAttemptAt: null };
+      if (inline) {
+        // Too large to record: handled now, and refused if that fails so GitHub's redelivery can retry it.
+        if (!(await options.handler.handle(delivery))) {
+          await options.deliveries.forget(id);
+          return sendError(reply, 500, 'The webhook could not be handled; redeliver it.');
+        }
+        return reply.code(200).type('text/plain; charset=utf-8').send('Applied.');
       }
-      return reply.code(200).type('text/plain; charset=utf-8').send('Applied.');
+      options.handler.handleSoon(delivery);
+      return reply.code(202).type('text/plain; charset=utf-8').send('Accepted.');
     });
   };
 }

@@ -57,6 +57,20 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly hostOutage = new Gauge({
+    name: 'mq_queue_host_outage',
+    help: '1 while the repository host of a queue fails and its actions are retried with back-off, per queue id.',
+    labelNames: ['queue'],
+    registers: [this.registry],
+  });
+
+  readonly hostRetries = new Counter({
+    name: 'mq_host_action_retries_total',
+    help: 'Host actions retried after a host failure (5xx, time-out, rate limit, no answer), by action.',
+    labelNames: ['action'],
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     // Node's own metrics (event loop lag, heap, GC): what an operator looks at first.
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'mq_process_' });

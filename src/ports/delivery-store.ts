@@ -1,9 +1,36 @@
-/** Webhook deliveries already applied: GitHub redelivers with the same id. */
+/**
+ * GitHub webhook deliveries, recorded before they are answered and handled
+ * afterwards: GitHub redelivers with the same id (applied once), and never
+ * redelivers on its own, so what was answered must not be lost.
+ */
+export interface ReceivedDelivery {
+  id: string;
+  /** The X-GitHub-Event name. */
+  name: string;
+  /** The exact body GitHub sent. */
+  payloadJson: string;
+  receivedAt: Date;
+  /** Handling attempts started so far. */
+  attempts: number;
+  lastAttemptAt: Date | null;
+}
+
 export interface DeliveryStore {
-  /** True when this delivery id is new (atomic: an insert under a unique key). */
-  claim(deliveryId: string, at: Date): Promise<boolean>;
-  /** Forgets a claim whose handling failed, so a redelivery is applied. */
-  release(deliveryId: string): Promise<void>;
-  /** Drops claims older than `before` (no TTL indexes on FerretDB). */
+  /** Records a delivery until it is handled; false when this id was received before (atomic: a unique key). */
+  record(delivery: { id: string; name: string; payloadJson: string; receivedAt: Date }): Promise<boolean>;
+  /**
+   * Starts a handling attempt: counts it and claims it under a unique key, so
+   * one replica handles each attempt. False when another replica claimed it.
+   */
+  startAttempt(id: string, at: Date): Promise<boolean>;
+  /** Handled: the payload is dropped, the id kept (redeliveries are recognised). */
+  handled(id: string, at: Date): Promise<void>;
+  /** The attempt failed; a later sweep tries again. */
+  failed(id: string, error: string): Promise<void>;
+  /** Deliveries not handled yet, received before `before`, with fewer than `maxAttempts` attempts. */
+  unhandled(before: Date, maxAttempts: number, limit: number): Promise<ReceivedDelivery[]>;
+  /** Forgets a delivery that could not be handled before answering, so GitHub's redelivery is applied. */
+  forget(id: string): Promise<void>;
+  /** Drops deliveries older than `before` (no TTL indexes on FerretDB). */
   prune(before: Date): Promise<void>;
 }

@@ -1,35 +1,62 @@
-import type { EngineAction, EngineEvent, EngineState } from '../engine/model.js';
+import type { EngineState } from '../engine/model.js';
+import type { InboxItem, RunnerAction } from '../runner/runner-model.js';
 
-/** A queue's engine state as stored, with the actions decided but not yet known to be done. */
-export interface QueueEngineRecord {
+/**
+ * A queue's engine state is stored as a snapshot plus an append-only log of
+ * decisions: each log entry holds the events one pump applied and the actions
+ * it decided. The state is the snapshot with the log's events replayed through
+ * decide() (deterministic), so a decision writes its events and actions, never
+ * the whole queue. Snapshots are taken now and then to keep replays short.
+ */
+export interface StoredDecision {
   queueId: string;
-  state: EngineState;
-  /** Actions persisted with the state that produced them: replayed after a crash. */
-  outbox: EngineAction[];
-  /** Lease epoch of the writer that saved it (fencing). */
+  /** 1, 2, 3…: appending version N succeeds for one writer only (a unique key). */
+  version: number;
+  /** Lease epoch of the writer (diagnosis). */
   epoch: number;
+  /** What was applied, in order, with the inbox ids they came from. */
+  items: InboxItem[];
+  actions: RunnerAction[];
 }
 
-/** An event waiting for the queue's writer, in arrival order. */
-export interface InboxEvent {
-  id: string;
-  queueId: string;
-  event: EngineEvent;
-  /** When it happened; decide() is given this time. */
-  at: number;
+export interface StoredSnapshot {
+  version: number;
+  state: EngineState;
+}
+
+/** How far the runner has carried out a queue's decisions. */
+export interface DecisionCursors {
+  /** Database-only effects (entry states, timelines, outgoing events) applied through this version. */
+  recordedThrough: number;
+  /** Host effects (test runs, merges, check runs) carried out through this version. */
+  actedThrough: number;
 }
 
 /** Storage the queue runner needs beyond the API's stores. */
 export interface EngineStore {
-  load(queueId: string): Promise<QueueEngineRecord | null>;
-  /** Refuses (returns false) when a writer with a newer lease epoch saved meanwhile. */
-  save(record: QueueEngineRecord): Promise<boolean>;
+  /** The newest snapshot and every decision after it, in order; null when the queue has none. */
+  load(queueId: string): Promise<{ snapshot: StoredSnapshot; decisions: StoredDecision[] } | null>;
+  /**
+   * The compare-and-set every writer goes through: false (nothing written) when
+   * this version exists already, i.e. another writer got there first.
+   */
+  append(decision: StoredDecision): Promise<boolean>;
+  /** Writes a snapshot; a snapshot for a version that exists already is left as it is. */
+  saveSnapshot(queueId: string, snapshot: StoredSnapshot): Promise<void>;
+  /** Decisions after `afterVersion`, oldest first. */
+  decisionsAfter(queueId: string, afterVersion: number, limit: number): Promise<StoredDecision[]>;
+  cursors(queueId: string): Promise<DecisionCursors>;
+  /** Moves a cursor forward (never back, so a late writer cannot rewind it). */
+  advanceCursor(queueId: string, cursor: keyof DecisionCursors, version: number): Promise<void>;
+  /** Forgets snapshots and decisions older than `version` (kept: the snapshot at or before it and everything after). */
+  compact(queueId: string, version: number): Promise<void>;
   remove(queueId: string): Promise<void>;
   /** Queue ids with an engine state (the runner resumes them at start-up). */
   queueIds(): Promise<string[]>;
 
-  enqueue(queueId: string, event: EngineEvent, at: number): Promise<void>;
-  pending(queueId: string, limit: number): Promise<InboxEvent[]>;
+  /** Records an event for the queue's writer; answers its inbox id. */
+  enqueue(queueId: string, item: Omit<InboxItem, 'id'>): Promise<string>;
+  pending(queueId: string, limit: number): Promise<InboxItem[]>;
   acknowledge(ids: string[]): Promise<void>;
   /** Queues with events waiting, for the poll loop. */
   queuesWithPendingEvents(): Promise<string[]>;

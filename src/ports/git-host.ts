@@ -60,6 +60,12 @@ export type MergeOutcome =
  * src/adapters/; the rest of the code knows only this port.
  */
 export interface GitHost {
+  /**
+   * True when this host's reads are answered from this service's own database
+   * (the sandbox): a request may read PR facts inline. Remote hosts (GitHub)
+   * are read by the runner in the background, never inside a request.
+   */
+  readonly answersLocally?: boolean;
   /** The PR as the host sees it now, or null when the host has no such PR. */
   readPullRequest(repo: RepoRef, prNumber: number): Promise<PullRequestFacts | null>;
   /** The sha a branch points to, or null when it does not exist. */

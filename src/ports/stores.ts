@@ -3,6 +3,7 @@ import type { RequestedQueueState } from '../domain/queue-state.js';
 import type {
   ApiTokenRecord,
   ImpactedTargetsRecord,
+  PullRequestFacts,
   QueueEntryRecord,
   QueueRecord,
   TestRunRecord,
@@ -60,8 +61,20 @@ export interface QueueEntryStore {
   insert(entry: Omit<QueueEntryRecord, 'id'>): Promise<InsertOutcome<QueueEntryRecord>>;
   find(queueId: string, prNumber: number): Promise<QueueEntryRecord | null>;
   findById(id: string): Promise<QueueEntryRecord | null>;
-  /** Writes the entry's fields and appends new timeline events to its history. */
-  save(entry: QueueEntryRecord, newEvents: TimelineEvent[]): Promise<void>;
+  /*
+   * The runner's narrow writes (it alone writes entry state). Each carries a key
+   * that grows with every decision: a write whose key is not newer than the
+   * entry's last one is a replay and changes nothing.
+   */
+  /** A state change with its timeline record; nothing when the entry is in that state already. */
+  recordTransition(entryId: string, event: TimelineEvent, key: number): Promise<void>;
+  /** A new attempt of an ended entry: back to NOT_READY at the end of its priority class. */
+  recordResubmission(entryId: string, change: { attempt: number; priority: number; noBatch: boolean; at: Date }, key: number): Promise<void>;
+  /** A timeline record without a state change (e.g. a restart of its tests). */
+  appendTimeline(entryId: string, event: TimelineEvent, key: number): Promise<void>;
+  recordPriority(entryId: string, priority: number, noBatch: boolean): Promise<void>;
+  /** The host's facts about the PR, as last read. */
+  setFacts(entryId: string, facts: PullRequestFacts): Promise<void>;
   /** Entries still in the queue, in queue order (priority, then FIFO). */
   listEnqueued(queueId: string): Promise<QueueEntryRecord[]>;
   countEnqueued(queueId: string): Promise<number>;

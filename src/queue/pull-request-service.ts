@@ -1,6 +1,7 @@
 import { DEFAULT_PRIORITY } from '../domain/priority.js';
-import { isTerminal, type PullRequestState, type StateChangeReason } from '../domain/pull-request-state.js';
-import type { PullRequestFacts, QueueEntryRecord, QueueRecord, TimelineEvent } from '../domain/records.js';
+import { isTerminal } from '../domain/pull-request-state.js';
+import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../domain/records.js';
+import type { EngineEvent } from '../engine/model.js';
 import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
@@ -21,24 +22,16 @@ export interface PullRequestRef {
   prNumber: number;
 }
 
-/** The state change an entry goes through, with its timeline record. */
-function transition(entry: QueueEntryRecord, state: PullRequestState, reason: StateChangeReason, at: Date, detail?: string): TimelineEvent {
-  entry.state = state;
-  entry.stateChangedAt = at;
-  if (isTerminal(state)) entry.concludedAt = at;
-  return detail ? { at, state, reason, detail } : { at, state, reason };
-}
-
 /**
- * Submitting, cancelling and restarting pull requests: these use cases record
- * the entry and the host's facts, then hand the request to the queue's runner;
- * the engine decides what the PR's state becomes.
+ * Submitting, cancelling and restarting pull requests: these use cases check
+ * the request, record it in the queue's inbox and wait for the engine's
+ * decision (database only). The runner alone writes entry state and reads
+ * remote hosts; a new entry's first record is the only write made here.
  */
 export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runner: QueueRunner, log: WarningLog, now: () => Date = () => new Date()) {
-  // Submit, cancel and restart read an entry, change it and write it whole: run one
-  // change per PR at a time, or concurrent requests lose each other's writes and
-  // record the same transition twice. (Within this process only; several replicas
-  // would need a conditional write in the store.)
+  // Requests for one PR are checked one at a time, so two concurrent submits of
+  // an ended PR record one new attempt, not two. Across replicas the runner's
+  // decision settles it (a re-submit of an entry the engine holds only sets its priority).
   const changes = new KeyedMutex();
   const oneAtATime = <T>(ref: PullRequestRef, work: () => Promise<T>): Promise<T> =>
     changes.run(`${repoKey(ref.repo)}\n${ref.targetBranch}\n${ref.prNumber}`, work);
@@ -52,36 +45,40 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
     return succeed({ queue: queue.value, entry });
   }
 
-  /** Asks the repository host, when one is configured; otherwise the facts stay unknown. */
+  /**
+   * Facts a request may read inline: only from a host that answers from this
+   * service's database (the sandbox). Remote hosts are read by the runner.
+   */
   async function readFacts(repo: RepoRef, prNumber: number): Promise<Outcome<PullRequestFacts | null>> {
     const host = hosts.forHost(repo.host);
-    if (!host) return succeed(null);
+    if (!host?.answersLocally) return succeed(null);
     try {
       const facts = await host.readPullRequest(repo, prNumber);
       if (!facts) return notFound(`Pull request #${prNumber} does not exist in ${repo.owner}/${repo.name} on ${repo.host}.`);
       return succeed(facts);
     } catch (error) {
-      // An unreachable host must not lose the submission: the engine reads the facts again later.
+      // An unreachable host must not lose the submission: the runner reads the facts again.
       log.warn({ err: error, repo, prNumber }, 'could not read pull request from its host');
       return succeed(null);
     }
   }
 
-  /** Hands a (re-)submitted entry to the engine and answers what it made of it. */
-  async function enqueue(queue: QueueRecord, entry: QueueEntryRecord, newAttempt: boolean): Promise<QueueEntryRecord> {
-    if (newAttempt) {
-      await runner.dispatch(queue.id, {
-        type: 'submitted',
-        entryId: entry.id,
-        prNumber: entry.prNumber,
-        priority: entry.priority,
-        noBatch: entry.noBatch,
-        facts: engineFacts(entry.facts),
-        targets: await engineTargets(stores, queue.id, entry.prNumber, entry.facts?.headSha),
-      });
-    } else {
-      await runner.dispatch(queue.id, { type: 'priority_changed', entryId: entry.id, priority: entry.priority, noBatch: entry.noBatch });
-    }
+  async function submittedEvent(queue: QueueRecord, entry: QueueEntryRecord, facts: PullRequestFacts | null, priority: number, noBatch: boolean): Promise<SubmittedEvent> {
+    return {
+      type: 'submitted',
+      entryId: entry.id,
+      prNumber: entry.prNumber,
+      priority,
+      noBatch,
+      facts: engineFacts(facts),
+      targets: await engineTargets(stores, queue.id, entry.prNumber, facts?.headSha),
+    };
+  }
+
+  /** Hands a (re-)submitted entry to the runner and answers what the engine made of it. */
+  async function enqueue(queue: QueueRecord, entry: QueueEntryRecord, submitted: SubmittedEvent, attempt: number | null, refresh: boolean): Promise<QueueEntryRecord> {
+    if (refresh) await runner.record(queue.id, { type: 'refresh_pull_request', prNumber: entry.prNumber });
+    await runner.dispatch(queue.id, attempt === null ? submitted : { type: 'resubmitted', attempt, submitted });
     return (await stores.entries.findById(entry.id)) ?? entry;
   }
 
@@ -90,51 +87,55 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
 
     submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
       return oneAtATime(ref, async () => {
-        const queue = await findQueue(stores, ref.repo, ref.targetBranch);
-        if (!queue.ok) return queue;
+        const found = await findQueue(stores, ref.repo, ref.targetBranch);
+        if (!found.ok) return found;
+        const queue = found.value;
         const facts = await readFacts(ref.repo, ref.prNumber);
         if (!facts.ok) return facts;
         if (facts.value?.merged) return invalid(`Pull request #${ref.prNumber} is already merged.`);
+        // Without facts read here (a remote host), the runner reads them in the background.
+        const refresh = facts.value === null;
 
         for (;;) {
           const at = now();
-          const existing = await stores.entries.find(queue.value.id, ref.prNumber);
+          const existing = await stores.entries.find(queue.id, ref.prNumber);
           if (!existing) {
-            const entry: Omit<QueueEntryRecord, 'id'> = {
-              queueId: queue.value.id,
+            const priority = ref.priority ?? DEFAULT_PRIORITY;
+            const noBatch = ref.noBatch ?? false;
+            const inserted = await stores.entries.insert({
+              queueId: queue.id,
               prNumber: ref.prNumber,
               attempt: 1,
               state: 'NOT_READY',
-              priority: ref.priority ?? DEFAULT_PRIORITY,
-              noBatch: ref.noBatch ?? false,
+              priority,
+              noBatch,
               submittedAt: at,
               stateChangedAt: at,
               concludedAt: null,
               facts: facts.value,
               timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
-            };
-            const inserted = await stores.entries.insert(entry);
-            if (inserted.ok) return succeed({ queue: queue.value, entry: await enqueue(queue.value, inserted.value, true) });
-            continue; // A concurrent submit of the same PR won the insert: treat it as a re-submit.
+            });
+            if (!inserted.ok) continue; // A concurrent submit of the same PR won the insert: treat it as a re-submit.
+            const entry = inserted.value;
+            const submitted = await submittedEvent(queue, entry, facts.value, priority, noBatch);
+            return succeed({ queue, entry: await enqueue(queue, entry, submitted, null, refresh) });
           }
           if (existing.state === 'MERGED') return invalid(`Pull request #${ref.prNumber} is already merged.`);
-          const events: TimelineEvent[] = [];
+          if (facts.value) await stores.entries.setFacts(existing.id, facts.value);
+          const known = facts.value ?? existing.facts;
           if (isTerminal(existing.state)) {
             // A new attempt of the same entry: back to the end of its priority class.
-            existing.attempt += 1;
-            existing.submittedAt = at;
-            existing.concludedAt = null;
-            existing.priority = ref.priority ?? DEFAULT_PRIORITY;
-            existing.noBatch = ref.noBatch ?? false;
-            events.push(transition(existing, 'NOT_READY', 'resubmitted', at));
-          } else {
-            if (ref.priority !== undefined) existing.priority = ref.priority;
-            if (ref.noBatch !== undefined) existing.noBatch = ref.noBatch;
+            const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false);
+            return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
-          if (facts.value) existing.facts = facts.value;
-          await stores.entries.save(existing, events);
-          existing.timeline.push(...events);
-          return succeed({ queue: queue.value, entry: await enqueue(queue.value, existing, events.length > 0) });
+          // Already queued: only its priority and noBatch change.
+          await runner.dispatch(queue.id, {
+            type: 'priority_changed',
+            entryId: existing.id,
+            priority: ref.priority ?? existing.priority,
+            noBatch: ref.noBatch ?? existing.noBatch,
+          });
+          return succeed({ queue, entry: (await stores.entries.findById(existing.id)) ?? existing });
         }
       });
     },
@@ -148,12 +149,8 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
         if (isTerminal(entry.state)) {
           return invalid(`Pull request #${ref.prNumber} is not in the queue: it is already ${entry.state}.`);
         }
-        // Written here as well as by the engine, so a PR the engine never admitted is cancelled too.
-        const event = transition(entry, 'CANCELLED', 'user_requested', now());
-        await stores.entries.save(entry, [event]);
-        entry.timeline.push(event);
-        await runner.dispatch(entry.queueId, { type: 'cancelled', entryId: entry.id });
-        return found;
+        await runner.dispatch(entry.queueId, { type: 'cancel_requested', entryId: entry.id, prNumber: entry.prNumber });
+        return succeed({ queue: found.value.queue, entry: (await stores.entries.findById(entry.id)) ?? entry });
       });
     },
 
@@ -167,9 +164,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             `Tests of pull request #${ref.prNumber} can only be restarted while it is TESTING or PENDING_FAILURE; it is ${entry.state}.`,
           );
         }
-        // The engine re-runs the same content in the same place; the timeline records the request.
-        const event: TimelineEvent = { at: now(), state: entry.state, reason: 'restart_requested' };
-        await stores.entries.save(entry, [event]);
+        // The engine re-runs the same content in the same place; the runner records the request in the timeline.
         await runner.dispatch(entry.queueId, { type: 'restart_requested', entryId: entry.id });
         return succeed({ queue: found.value.queue, entry: (await stores.entries.findById(entry.id)) ?? entry });
       });
@@ -194,5 +189,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
     },
   };
 }
+
+type SubmittedEvent = Extract<EngineEvent, { type: 'submitted' }>;
 
 export type PullRequestService = ReturnType<typeof pullRequestService>;

@@ -72,8 +72,8 @@ export function queueService(stores: Stores, runner: QueueRunner, now: () => Dat
         updatedAt: at,
       });
       if (!inserted.ok) return conflict(`A queue already exists for ${describeQueue(input.repo, input.targetBranch)}.`);
-      // The engine learns the branch's head now, so the first PR can start at once.
-      await runner.pump(inserted.value.id);
+      // The runner asks for the branch's head now, so the first PR can start at once.
+      runner.kick(inserted.value.id);
       return succeed(inserted.value);
     },
 

@@ -1,13 +1,13 @@
 import { isTerminal } from '../domain/pull-request-state.js';
-import type { QueueEntryRecord, QueueRecord, TestedPullRequest } from '../domain/records.js';
-import type { AppliedHead, EngineAction, EngineEvent, EngineRun } from '../engine/model.js';
-import { assertNever } from '../engine/assert-never.js';
+import type { QueueEntryRecord, QueueRecord, TestedPullRequest, TestRunRecord } from '../domain/records.js';
+import type { AppliedHead, EngineAction, EngineRun } from '../engine/model.js';
 import type { GitHost, GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
-import type { QueueRunner, RunnerLog } from './queue-runner.js';
+import type { RunnerLog } from './queue-runner.js';
 import type { Timers } from './timers.js';
 import type { WebhookOutbox } from '../ports/webhook-outbox.js';
-import { outgoingEvents } from './webhook-events.js';
+import type { RunnerAction, RunnerInput } from './runner-model.js';
+import { engineFacts, engineTargets } from './engine-inputs.js';
 
 /** What carrying out a queue's actions needs. */
 export interface ActionContext {
@@ -16,93 +16,104 @@ export interface ActionContext {
   hosts: GitHostRegistry;
   log: RunnerLog;
   timers: Timers;
-  runner: QueueRunner;
   now: () => number;
   /** Where emitted events go out as webhooks, when configured. */
   outbox?: WebhookOutbox;
+  /** Records what a host answered for the queue's writer (the inbox); never decides itself. */
+  report(input: RunnerInput): Promise<void>;
+  /** Asks the writer to decide again (a timer fired). */
+  wake(): void;
+  /** The PR's 1-based place in line, from the engine's current state. */
+  positionOf(entryId: string): number | undefined;
 }
 
-/**
- * Carries out the engine's actions through the ports. Each is safe to repeat:
- * statuses already shown are skipped, runs are found by the engine's run id
- * before one is created, hosts treat repeated calls as one. Outcomes that the
- * engine must hear about go to the queue's inbox, never straight to decide().
- */
-export async function executeActions(ctx: ActionContext, actions: EngineAction[]): Promise<void> {
-  for (const action of actions) {
-    try {
-      await execute(ctx, action);
-    } catch (error) {
-      ctx.log.error({ err: error, queueId: ctx.queue.id, action: action.type }, 'queue action failed');
-      await recoverFrom(ctx, action);
-    }
+/** Whether the action calls the host (carried out in the background, retried through outages). */
+export function isHostAction(action: RunnerAction): boolean {
+  switch (action.type) {
+    case 'publish_status':
+    case 'start_run':
+    case 'cancel_run':
+    case 'merge':
+    case 'refresh_pull_request':
+    case 'read_base_head':
+      return true;
+    default:
+      return false;
   }
 }
 
-async function execute(ctx: ActionContext, action: EngineAction): Promise<void> {
+/**
+ * Carries out one host action. Each is safe to repeat: runs are found by the
+ * engine's run id before one is created, hosts treat repeated calls as one,
+ * a merge asked again answers what it did. What the engine must hear about
+ * goes to the queue's inbox, never straight to decide(). Throws on host
+ * failures (the caller retries them); refusals come back as values.
+ */
+export async function executeHostAction(ctx: ActionContext, action: RunnerAction): Promise<void> {
   switch (action.type) {
     case 'publish_status':
-      return publishStatus(ctx, action);
+      return showOnPullRequest(ctx, action);
     case 'start_run':
       return startRun(ctx, action.run);
     case 'cancel_run':
       return cancelRun(ctx, action.runId);
     case 'merge':
       return merge(ctx, action);
-    case 'emit':
-      ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
-      if (ctx.outbox) for (const event of await outgoingEvents(ctx.stores, ctx.queue, action.event, new Date(ctx.now()))) await ctx.outbox.publish(event);
+    case 'refresh_pull_request':
+      return refreshPullRequest(ctx, action.prNumber);
+    case 'read_base_head': {
+      const head = await hostOf(ctx)?.readBranchHead(ctx.queue.repo, ctx.queue.targetBranch);
+      if (head) await ctx.report({ type: 'base_moved', sha: head });
       return;
-    case 'wake_at':
-      ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => {
-        // If the database is down now, the poll loop and the next event wake the queue again.
-        ctx.runner.dispatch(ctx.queue.id, { type: 'tick' }).catch((error: unknown) => ctx.log.warn({ err: error, queueId: ctx.queue.id }, 'queue wake-up failed'));
-      });
-      return;
+    }
     default:
-      assertNever(action);
+      return;
   }
 }
 
-/** A failed host call must not leave the engine waiting forever. */
-async function recoverFrom(ctx: ActionContext, action: EngineAction): Promise<void> {
+/**
+ * A host refused an action for good (a 4xx that is not a rate limit): the
+ * engine hears a verdict where one exists; other actions are only logged.
+ */
+export async function settleRefusal(ctx: ActionContext, action: RunnerAction, error: unknown): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error);
+  ctx.log.error({ err: error, queueId: ctx.queue.id, action: action.type }, 'the host refused a queue action');
   if (action.type === 'start_run') {
-    await report(ctx, { type: 'run_finished', runId: action.run.id, passed: false, failedChecks: ['merge-queue: the test run could not be started'] });
+    const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.run.id);
+    const failedChecks = [`merge-queue: the test run could not be started: ${message}`];
+    if (record) await ctx.stores.testRuns.update(record.id, { status: 'failed', finishedAt: new Date(ctx.now()), failureStatuses: failedChecks });
+    await ctx.report({ type: 'run_finished', runId: action.run.id, passed: false, failedChecks });
   } else if (action.type === 'merge') {
-    await report(ctx, { type: 'merge_finished', runId: action.runId, ok: false, reason: 'merge_failed' });
+    await ctx.report({ type: 'merge_finished', runId: action.runId, ok: false, reason: 'merge_failed' });
   }
-}
-
-function report(ctx: ActionContext, event: EngineEvent): Promise<void> {
-  return ctx.stores.engine.enqueue(ctx.queue.id, event, ctx.now());
 }
 
 function hostOf(ctx: ActionContext): GitHost | undefined {
   return ctx.hosts.forHost(ctx.queue.repo.host);
 }
 
-async function publishStatus(ctx: ActionContext, action: Extract<EngineAction, { type: 'publish_status' }>): Promise<void> {
-  const entry = await ctx.stores.entries.findById(action.entryId);
-  if (!entry || entry.state === action.state) return;
-  const at = new Date(ctx.now());
-  const event = { at, state: action.state, reason: action.reason, ...(action.detail ? { detail: action.detail } : {}) };
-  entry.state = action.state;
-  entry.stateChangedAt = at;
-  entry.concludedAt = isTerminal(action.state) ? at : null;
-  await ctx.stores.entries.save(entry, [event]);
-  await showOnPullRequest(ctx, entry, action);
+async function refreshPullRequest(ctx: ActionContext, prNumber: number): Promise<void> {
+  const { stores, queue } = ctx;
+  const host = hostOf(ctx);
+  if (!host) return;
+  const facts = await host.readPullRequest(queue.repo, prNumber);
+  if (!facts) return;
+  const entry = await stores.entries.find(queue.id, prNumber);
+  if (!entry || isTerminal(entry.state)) return;
+  await stores.entries.setFacts(entry.id, facts);
+  await ctx.report({ type: 'pr_facts_changed', prNumber, facts: engineFacts(facts), merged: facts.merged });
+  const targets = await engineTargets(stores, queue.id, prNumber, facts.headSha);
+  if (targets) await ctx.report({ type: 'impacted_targets_set', prNumber, targets });
 }
 
 /** The host shows the new state on the PR itself (a check run, a comment on ejection). */
-async function showOnPullRequest(ctx: ActionContext, entry: QueueEntryRecord, action: Extract<EngineAction, { type: 'publish_status' }>): Promise<void> {
+async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineAction, { type: 'publish_status' }>): Promise<void> {
   const host = hostOf(ctx);
-  if (!host || !entry.facts) return;
+  if (!host) return;
   const { queue, stores } = ctx;
-  let position: number | undefined;
-  if (!isTerminal(action.state)) {
-    const index = (await stores.entries.listEnqueued(queue.id)).findIndex((e) => e.id === entry.id);
-    if (index >= 0) position = index + 1;
-  }
+  const entry: QueueEntryRecord | null = await stores.entries.findById(action.entryId);
+  if (!entry?.facts) return;
+  const position = isTerminal(action.state) ? undefined : ctx.positionOf(entry.id);
   const run = await stores.testRuns.latestForPr(queue.id, entry.prNumber);
   await host.reportPullRequestStatus({
     repo: queue.repo,
@@ -134,32 +145,46 @@ async function describeHeads(ctx: ActionContext, heads: AppliedHead[]): Promise<
   return described;
 }
 
-async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
+/** The run's record, created with the decision (database only), so views show it at once. */
+export async function recordRunStart(ctx: ActionContext, run: EngineRun): Promise<TestRunRecord> {
   const { stores, queue } = ctx;
+  const existing = await stores.testRuns.findByEngineRunId(queue.id, run.id);
+  if (existing) return existing;
   const tested = await describeHeads(ctx, run.unit);
   const dependent = await describeHeads(ctx, run.ahead);
-  const record =
-    (await stores.testRuns.findByEngineRunId(queue.id, run.id)) ??
-    (await stores.testRuns.insert({
-      queueId: queue.id,
-      engineRunId: run.id,
-      status: 'in_progress',
-      baseSha: run.baseSha,
-      testBranch: `mq/${queue.targetBranch}/${run.id}`,
-      testBranchSha: null,
-      testedPullRequests: tested,
-      dependentPullRequests: dependent,
-      isBisection: run.isBisection,
-      requiredStatuses: queue.config.requiredStatuses ?? [],
-      requiredStatusesSource: queue.config.requiredStatuses ? 'queue' : 'none',
-      checkRuns: [],
-      statusChecks: [],
-      failureStatuses: [],
-      impactedTargets: null,
-      createdAt: new Date(run.startedAt),
-      finishedAt: null,
-    }));
+  return stores.testRuns.insert({
+    queueId: queue.id,
+    engineRunId: run.id,
+    status: 'in_progress',
+    baseSha: run.baseSha,
+    testBranch: `mq/${queue.targetBranch}/${run.id}`,
+    testBranchSha: null,
+    testedPullRequests: tested,
+    dependentPullRequests: dependent,
+    isBisection: run.isBisection,
+    requiredStatuses: queue.config.requiredStatuses ?? [],
+    requiredStatusesSource: queue.config.requiredStatuses ? 'queue' : 'none',
+    checkRuns: [],
+    statusChecks: [],
+    failureStatuses: [],
+    impactedTargets: null,
+    createdAt: new Date(run.startedAt),
+    finishedAt: null,
+  });
+}
+
+/** A cancelled run's record says so with the decision; the host hears of it in the background. */
+export async function recordRunCancelled(ctx: ActionContext, engineRunId: string): Promise<void> {
+  const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, engineRunId);
+  if (record?.status === 'in_progress') await ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt: new Date(ctx.now()) });
+}
+
+async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
+  const { stores, queue } = ctx;
+  const record = await recordRunStart(ctx, run);
   if (record.status !== 'in_progress') return;
+  const dependent = record.dependentPullRequests;
+  const tested = record.testedPullRequests;
   const host = hostOf(ctx);
   if (!host) return;
   const started = await host.startTestRun({
@@ -184,26 +209,25 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
   const finishedAt = new Date(ctx.now());
   if (started.reason === 'no_required_statuses') {
     await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: [started.message] });
-    await report(ctx, { type: 'run_finished', runId: run.id, passed: false, failedChecks: [started.message] });
+    await ctx.report({ type: 'run_finished', runId: run.id, passed: false, failedChecks: [started.message] });
     return;
   }
   const culprit = [...dependent, ...tested].find((pr) => pr.prNumber === started.prNumber);
   await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: ['merge_conflict'] });
-  await report(ctx, { type: 'run_finished', runId: run.id, passed: false, failedChecks: ['merge conflict'], ...(culprit ? { conflictEntryId: culprit.entryId } : {}) });
+  await ctx.report({ type: 'run_finished', runId: run.id, passed: false, failedChecks: ['merge conflict'], ...(culprit ? { conflictEntryId: culprit.entryId } : {}) });
 }
 
 async function cancelRun(ctx: ActionContext, engineRunId: string): Promise<void> {
   const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, engineRunId);
-  if (!record || record.status !== 'in_progress') return;
+  if (!record) return;
   await hostOf(ctx)?.cancelTestRun(ctx.queue.repo, record.id);
-  await ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt: new Date(ctx.now()) });
 }
 
 async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: 'merge' }>): Promise<void> {
   const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.runId);
   const host = hostOf(ctx);
   if (!record || !host) {
-    await report(ctx, { type: 'merge_finished', runId: action.runId, ok: false, reason: 'merge_failed' });
+    await ctx.report({ type: 'merge_finished', runId: action.runId, ok: false, reason: 'merge_failed' });
     return;
   }
   const heads = [...record.dependentPullRequests, ...record.testedPullRequests]
@@ -217,5 +241,9 @@ async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: '
     heads,
     mergeMethod: ctx.queue.config.mergeMethod,
   });
-  await report(ctx, outcome.ok ? { type: 'merge_finished', runId: action.runId, ok: true, newBaseSha: outcome.newBaseSha } : { type: 'merge_finished', runId: action.runId, ok: false, reason: outcome.reason });
+  await ctx.report(outcome.ok ? { type: 'merge_finished', runId: action.runId, ok: true, newBaseSha: outcome.newBaseSha } : { type: 'merge_finished', runId: action.runId, ok: false, reason: outcome.reason });
+  // A PR that closed or moved under the queue: its facts tell the engine what became of it.
+  if (!outcome.ok && (outcome.reason === 'pr_closed' || outcome.reason === 'head_changed')) {
+    for (const head of heads) await ctx.report({ type: 'refresh_pull_request', prNumber: head.prNumber });
+  }
 }

@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { decide } from '../engine/decide.js';
-import { initialEngineState } from '../engine/initial-state.js';
-import type { EngineAction, EngineEvent, EngineState } from '../engine/model.js';
+import type { EngineState } from '../engine/model.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
-import { executeActions, type ActionContext } from './execute-actions.js';
+import type { QueueRecord } from '../domain/records.js';
 import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { Timers } from './timers.js';
 import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
+import type { RunnerInput } from './runner-model.js';
+import { executeHostAction, isHostAction, settleRefusal, type ActionContext } from './execute-actions.js';
+import { recordDecision } from './record-decision.js';
+import { decideInputs, loadState, PoisonInput, positionsOf } from './decide-inputs.js';
+import { initialEngineState } from '../engine/initial-state.js';
+import { describeHostError, isTransientHostError, retryDelayMs } from './host-outage.js';
 
 /** The little of a logger the runner needs (pino fits). */
 export interface RunnerLog {
@@ -27,29 +31,62 @@ export interface QueueRunnerOptions {
   leaseTtlMs?: number;
   /** How often to look for events another replica enqueued or a lease that expired. */
   pollMs?: number;
+  /** Decisions between snapshots of the engine state. */
+  snapshotEvery?: number;
+  /** Back-off of host actions that failed (tests make it short). */
+  retryDelayMs?: (attempt: number) => number;
   /** Outgoing webhooks for the engine's emitted events. */
   outbox?: WebhookOutbox;
   /** Counts decisions and actions for operators. */
   metrics?: ServiceMetrics;
 }
 
-const BATCH = 100;
+/** Inbox entries applied per decision. */
+const BATCH = 200;
+/** Stop acting this long before the lease runs out: the next writer may start right after it. */
+const LEASE_MARGIN_MS = 2_000;
+
+/** What this replica knows of one queue while it is its writer. */
+interface QueueWorker {
+  queueId: string;
+  queue: QueueRecord;
+  state: EngineState;
+  /** The version of the last decision applied to `state`. */
+  version: number;
+  epoch: number;
+  leaseExpiresAt: number;
+  /** Decisions whose host actions are done. */
+  actedThrough: number;
+  decisionsSinceSnapshot: number;
+  /** Runs in flight are started again once after a load: hosts may have lost them in a restart. */
+  resumeRuns: boolean;
+  /** The current outage of the queue's host, as the runner saw it. */
+  outage: { since: number; attempts: number } | null;
+  /** Queue-order positions of the current state, computed once per version when a status needs them. */
+  positions: { version: number; byEntry: Map<string, number> } | null;
+}
 
 /**
- * The one writer per queue: events go to a durable inbox, and whoever holds the
- * queue's lease applies them in order through decide(), persists the new state
- * with its actions, then carries the actions out. A crash between the two
- * leaves the actions in the outbox, replayed on the next pump (they are
- * idempotent). In-process calls for one queue are serialized by a mutex.
+ * The one writer per queue. Handlers put inputs in the queue's durable inbox;
+ * whoever holds the queue's lease decides them in order (decide(), database
+ * only), appends the decision to the queue's log under a unique version (the
+ * fencing compare-and-set), records its database effects, and answers. Host
+ * actions (test branches, merges, check runs) are carried out afterwards, in
+ * decision order, by a background loop that retries host outages with back-off.
  */
 export class QueueRunner {
   private readonly mutex = new KeyedMutex();
+  private readonly leaseMutex = new KeyedMutex();
   private readonly timers = new Timers();
   private readonly owner: string;
   private readonly now: () => number;
+  private readonly workers = new Map<string, QueueWorker>();
+  private readonly waiters = new Map<string, () => void>();
+  private readonly acting = new Map<string, Promise<void>>();
+  private readonly actAgain = new Set<string>();
+  private readonly sleeping = new Map<string, { timer: NodeJS.Timeout; wake: () => void }>();
   private poller: NodeJS.Timeout | null = null;
-  /** Queues whose lease this runner took, to give them up on a clean stop. */
-  private readonly leased = new Set<string>();
+  private polls = 0;
   private stopped = false;
 
   constructor(private readonly options: QueueRunnerOptions) {
@@ -57,17 +94,37 @@ export class QueueRunner {
     this.now = options.now ?? (() => Date.now());
   }
 
-  /** Records an event for a queue and applies it (and anything else waiting) if this replica may. */
-  async dispatch(queueId: string, event: EngineEvent): Promise<void> {
-    await this.options.stores.engine.enqueue(queueId, event, this.now());
-    await this.pump(queueId);
+  private get leaseTtlMs(): number {
+    return this.options.leaseTtlMs ?? 30_000;
   }
 
-  /** Resumes every queue (outboxes, timers, runs in flight) and starts polling. */
+  /**
+   * Records an input and, when this replica is the queue's writer, waits for
+   * the decision (database only, never the host). When another replica is the
+   * writer it decides on its next poll.
+   */
+  async dispatch(queueId: string, input: RunnerInput): Promise<void> {
+    const id = await this.options.stores.engine.enqueue(queueId, { queueId, input, at: this.now() });
+    const decided = new Promise<void>((resolve) => this.waiters.set(id, resolve));
+    await this.decide(queueId);
+    if (this.waiters.delete(id)) return; // Not decided here: another replica is the writer.
+    await decided;
+  }
+
+  /** Records an input and answers at once; the decision follows in the background. */
+  async record(queueId: string, input: RunnerInput): Promise<void> {
+    await this.options.stores.engine.enqueue(queueId, { queueId, input, at: this.now() });
+    this.kick(queueId);
+  }
+
+  /** Decides what waits for a queue, in the background. */
+  kick(queueId: string): void {
+    this.decide(queueId).catch((error: unknown) => this.options.log.warn({ err: error, queueId }, 'queue decision failed; retried on the next poll'));
+  }
+
+  /** Resumes every queue (actions not yet done, timers, runs in flight) and starts polling. */
   async start(): Promise<void> {
-    for (const queueId of await this.options.stores.engine.queueIds()) {
-      await this.pump(queueId, { resume: true });
-    }
+    for (const queueId of await this.options.stores.engine.queueIds()) await this.decide(queueId);
     const pollMs = this.options.pollMs ?? 2_000;
     this.poller = setInterval(() => void this.poll(), pollMs);
     this.poller.unref();
@@ -77,112 +134,305 @@ export class QueueRunner {
     this.stopped = true;
     if (this.poller) clearInterval(this.poller);
     this.timers.clearAll();
-    // Wait for work in progress, then hand the queues over at once instead of after the lease expires.
-    for (const queueId of this.leased) {
+    for (const { timer, wake } of this.sleeping.values()) {
+      clearTimeout(timer);
+      wake();
+    }
+    await Promise.allSettled([...this.acting.values()]);
+    // Hand the queues over at once instead of after the lease expires.
+    for (const queueId of [...this.workers.keys()]) {
       await this.mutex.run(queueId, () => this.options.stores.engine.releaseLease(queueId, this.owner, this.now()));
     }
-    this.leased.clear();
+    this.workers.clear();
   }
 
   /** Forgets a deleted queue. */
   async forget(queueId: string): Promise<void> {
     await this.mutex.run(queueId, async () => {
       this.timers.clear(queueId);
+      this.workers.delete(queueId);
       await this.options.stores.engine.remove(queueId);
     });
   }
 
   /** The engine's current view of a queue (tests and diagnostics). */
   async engineState(queueId: string): Promise<EngineState | null> {
-    return (await this.options.stores.engine.load(queueId))?.state ?? null;
+    const worker = this.workers.get(queueId);
+    if (worker) return structuredClone(worker.state);
+    const loaded = await this.options.stores.engine.load(queueId);
+    return loaded ? loadState(loaded.snapshot, loaded.decisions) : null;
   }
 
   private async poll(): Promise<void> {
     if (this.stopped) return;
     try {
-      for (const queueId of await this.options.stores.engine.queuesWithPendingEvents()) await this.pump(queueId);
+      const { engine } = this.options.stores;
+      // Every few polls, every queue: a writer that died leaves actions to finish and a lease to take over.
+      const all = this.polls++ % 5 === 0;
+      for (const queueId of all ? await engine.queueIds() : await engine.queuesWithPendingEvents()) this.kick(queueId);
     } catch (error) {
       this.options.log.warn({ err: error }, 'queue poll failed');
     }
   }
 
+  /** True while this replica holds the queue's lease with time to spare; renews it when half used. */
+  private async holdLease(queueId: string): Promise<{ epoch: number; expiresAt: number } | null> {
+    return this.leaseMutex.run(queueId, async () => {
+      const worker = this.workers.get(queueId);
+      const now = this.now();
+      if (worker && worker.leaseExpiresAt - now > this.leaseTtlMs / 2) return { epoch: worker.epoch, expiresAt: worker.leaseExpiresAt };
+      const epoch = await this.options.stores.engine.acquireLease(queueId, this.owner, now, this.leaseTtlMs);
+      if (epoch === null) {
+        // Another replica is the writer: what this one knew may be stale by now.
+        this.workers.delete(queueId);
+        return null;
+      }
+      if (worker) {
+        worker.epoch = epoch;
+        worker.leaseExpiresAt = now + this.leaseTtlMs;
+      }
+      return { epoch, expiresAt: now + this.leaseTtlMs };
+    });
+  }
+
+  private leaseValid(worker: QueueWorker): boolean {
+    return !this.stopped && this.workers.get(worker.queueId) === worker && worker.leaseExpiresAt - this.now() > LEASE_MARGIN_MS;
+  }
+
   /** Applies what waits in the queue's inbox, if this replica holds (or can take) its lease. */
-  pump(queueId: string, options: { resume?: boolean } = {}): Promise<void> {
+  private decide(queueId: string): Promise<void> {
     return this.mutex.run(queueId, async () => {
       if (this.stopped) return;
-      const { stores, log } = this.options;
-      const epoch = await stores.engine.acquireLease(queueId, this.owner, this.now(), this.options.leaseTtlMs ?? 30_000);
-      if (epoch === null) return; // Another replica is the writer; it will see the inbox.
-      this.leased.add(queueId);
-      const queue = await stores.queues.findById(queueId);
-      if (!queue) {
-        await stores.engine.remove(queueId);
-        return;
-      }
-      const record = await stores.engine.load(queueId);
-      let state = record?.state ?? { ...initialEngineState(queue.targetBranch, queue.config), requestedState: queue.requestedState };
-      const ctx: ActionContext = {
-        queue,
-        stores,
-        hosts: this.options.hosts,
-        log,
-        timers: this.timers,
-        runner: this,
-        now: this.now,
-        ...(this.options.outbox ? { outbox: this.options.outbox } : {}),
-      };
-
-      if (record && record.outbox.length > 0) {
-        log.info({ queueId, actions: record.outbox.length }, 'replaying actions a previous writer persisted but may not have done');
-        await executeActions(ctx, record.outbox);
-      }
-      if (options.resume) await this.resumeRunsInFlight(ctx, state);
-      if (state.baseSha === null) {
-        const head = await this.options.hosts.forHost(queue.repo.host)?.readBranchHead(queue.repo, queue.targetBranch);
-        if (head) await stores.engine.enqueue(queueId, { type: 'base_moved', sha: head }, this.now());
-      }
-      if (options.resume) await stores.engine.enqueue(queueId, { type: 'tick' }, this.now());
-
+      const lease = await this.holdLease(queueId);
+      if (!lease) return;
+      const worker = this.workers.get(queueId) ?? (await this.load(queueId, lease));
+      if (!worker) return;
+      const { engine } = this.options.stores;
       for (;;) {
-        const events = await stores.engine.pending(queueId, BATCH);
-        if (events.length === 0) break;
-        const actions: EngineAction[] = [];
-        for (const { event, at } of events) {
-          const decision = decide(state, event, Math.max(at, 0));
-          state = decision.state;
-          actions.push(...decision.actions);
-          this.options.metrics?.engineDecisions.inc({ event: event.type });
-          for (const action of decision.actions) this.options.metrics?.engineActions.inc({ action: action.type });
-        }
-        // Persist, then act.
-        if (!(await stores.engine.save({ queueId, state, outbox: actions, epoch }))) {
-          log.warn({ queueId, epoch }, 'lost the queue lease to a newer writer; stopping');
+        const items = await engine.pending(queueId, BATCH);
+        if (items.length === 0) break;
+        let decided;
+        try {
+          decided = decideInputs(worker.state, items);
+        } catch (error) {
+          if (!(error instanceof PoisonInput)) throw error;
+          // A bug, not an outage: the state may be half-changed. Reload it and set the input aside.
+          this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
+          this.workers.delete(queueId);
+          await engine.acknowledge([error.item.id]);
+          this.kick(queueId);
           return;
         }
-        await stores.engine.acknowledge(events.map((e) => e.id));
-        await executeActions(ctx, actions);
-        await stores.engine.save({ queueId, state, outbox: [], epoch });
+        worker.state = decided.state;
+        // Persist, then act, and only while the lease holds: a writer that lost it does neither.
+        if (!this.leaseValid(worker)) {
+          this.workers.delete(queueId);
+          return;
+        }
+        const version = worker.version + 1;
+        if (!(await engine.append({ queueId, version, epoch: worker.epoch, items, actions: decided.actions }))) {
+          this.options.log.warn({ queueId, version, epoch: worker.epoch }, 'another writer decided this version first; reloading');
+          this.workers.delete(queueId);
+          return;
+        }
+        worker.version = version;
+        for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
+        for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
+        await engine.acknowledge(items.map((item) => item.id));
+        if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
+        await recordDecision(this.context(worker), version, decided.actions);
+        await engine.advanceCursor(queueId, 'recordedThrough', version);
+        await this.syncQueueRecord(worker);
+        for (const item of items) {
+          this.waiters.get(item.id)?.();
+          this.waiters.delete(item.id);
+        }
+        await this.maybeSnapshot(worker);
       }
-      await this.syncQueueState(queueId, state);
+      this.act(worker);
     });
   }
 
-  /** Hosts may have lost CI jobs in a restart: asking again is idempotent. */
-  private async resumeRunsInFlight(ctx: ActionContext, state: EngineState): Promise<void> {
-    const running = state.runs.filter((r) => r.status === 'running');
-    if (running.length > 0) await executeActions(ctx, running.map((run) => ({ type: 'start_run' as const, run })));
+  /** Rebuilds the queue's state from its snapshot and log, and finishes what a previous writer left. */
+  private async load(queueId: string, lease: { epoch: number; expiresAt: number }): Promise<QueueWorker | null> {
+    const { stores, log } = this.options;
+    const queue = await stores.queues.findById(queueId);
+    if (!queue) {
+      await stores.engine.remove(queueId);
+      return null;
+    }
+    const loaded = await stores.engine.load(queueId);
+    const cursors = await stores.engine.cursors(queueId);
+    const worker: QueueWorker = {
+      queueId,
+      queue,
+      state: loaded ? loadState(loaded.snapshot, loaded.decisions) : initialState(queue),
+      version: loaded ? (loaded.decisions.at(-1)?.version ?? loaded.snapshot.version) : 0,
+      epoch: lease.epoch,
+      leaseExpiresAt: lease.expiresAt,
+      actedThrough: cursors.actedThrough,
+      decisionsSinceSnapshot: loaded?.decisions.length ?? 0,
+      resumeRuns: true,
+      outage: null,
+      positions: null,
+    };
+    if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
+    this.workers.set(queueId, worker);
+    // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
+    for (const decision of loaded?.decisions ?? []) {
+      if (decision.version <= cursors.recordedThrough) continue;
+      log.info({ queueId, version: decision.version }, 'recording a decision a previous writer may not have finished');
+      await recordDecision(this.context(worker), decision.version, decision.actions);
+    }
+    if (worker.version > cursors.recordedThrough) await stores.engine.advanceCursor(queueId, 'recordedThrough', worker.version);
+    // A tick re-arms timers (timeouts, batch waits) and asks for the branch head if unknown.
+    await stores.engine.enqueue(queueId, { queueId, input: { type: 'tick' }, at: this.now() });
+    return worker;
   }
 
-  /** The API shows SWITCHING_MODES from the queue record: keep it in step with the engine. */
-  private async syncQueueState(queueId: string, state: EngineState): Promise<void> {
-    const queue = await this.options.stores.queues.findById(queueId);
-    if (!queue) return;
-    const switching = queue.modeSwitchStartedAt !== null;
-    const engineSwitching = state.switchingToMode !== null;
-    if (switching === engineSwitching) return;
-    await this.options.stores.queues.update(queueId, {
-      modeSwitchStartedAt: engineSwitching ? new Date(this.now()) : null,
+  private async maybeSnapshot(worker: QueueWorker): Promise<void> {
+    worker.decisionsSinceSnapshot++;
+    if (worker.decisionsSinceSnapshot < (this.options.snapshotEvery ?? 100)) return;
+    const { engine } = this.options.stores;
+    await engine.saveSnapshot(worker.queueId, { version: worker.version, state: worker.state });
+    worker.decisionsSinceSnapshot = 0;
+    // Decisions whose host actions are not done yet stay (the background loop reads them).
+    await engine.compact(worker.queueId, Math.min(worker.version, worker.actedThrough));
+  }
+
+  /** The queue record shows what the engine is doing (SWITCHING_MODES); written here only. */
+  private async syncQueueRecord(worker: QueueWorker): Promise<void> {
+    const switching = worker.state.switchingToMode !== null;
+    if (switching === (worker.queue.modeSwitchStartedAt !== null)) return;
+    const updated = await this.options.stores.queues.update(worker.queueId, {
+      modeSwitchStartedAt: switching ? new Date(this.now()) : null,
       updatedAt: new Date(this.now()),
     });
+    if (updated) worker.queue = updated;
   }
+
+  private context(worker: QueueWorker): ActionContext {
+    return {
+      queue: worker.queue,
+      stores: this.options.stores,
+      hosts: this.options.hosts,
+      log: this.options.log,
+      timers: this.timers,
+      now: this.now,
+      ...(this.options.outbox ? { outbox: this.options.outbox } : {}),
+      report: (input) => this.record(worker.queueId, input),
+      wake: () => void this.record(worker.queueId, { type: 'tick' }).catch((error: unknown) => this.options.log.warn({ err: error, queueId: worker.queueId }, 'queue wake-up failed')),
+      positionOf: (entryId) => {
+        if (worker.positions?.version !== worker.version) worker.positions = { version: worker.version, byEntry: positionsOf(worker.state) };
+        return worker.positions.byEntry.get(entryId);
+      },
+    };
+  }
+
+  /** Starts the background loop that carries out host actions, unless it runs already. */
+  private act(worker: QueueWorker): void {
+    const { queueId } = worker;
+    if (this.acting.has(queueId)) {
+      this.actAgain.add(queueId);
+      return;
+    }
+    const loop = this.actLoop(worker)
+      .catch((error: unknown) => this.options.log.warn({ err: error, queueId }, 'carrying out queue actions failed; resumed on the next poll'))
+      .finally(() => {
+        this.acting.delete(queueId);
+        if (this.actAgain.delete(queueId) && !this.stopped) {
+          const current = this.workers.get(queueId);
+          if (current) this.act(current);
+        }
+      });
+    this.acting.set(queueId, loop);
+  }
+
+  private async actLoop(worker: QueueWorker): Promise<void> {
+    const { engine } = this.options.stores;
+    if (worker.resumeRuns) {
+      worker.resumeRuns = false;
+      for (const run of worker.state.runs.filter((r) => r.status === 'running')) {
+        if (!(await this.carryOut(worker, { type: 'start_run', run }))) return;
+      }
+    }
+    for (;;) {
+      if (!this.leaseValid(worker)) return;
+      const decisions = await engine.decisionsAfter(worker.queueId, worker.actedThrough, 20);
+      if (decisions.length === 0) return;
+      for (const decision of decisions) {
+        for (const action of decision.actions) {
+          if (!isHostAction(action)) continue;
+          if (!(await this.carryOut(worker, action))) return;
+        }
+        worker.actedThrough = decision.version;
+      }
+      await engine.advanceCursor(worker.queueId, 'actedThrough', worker.actedThrough);
+    }
+  }
+
+  /**
+   * One host action, retried with back-off while the host fails: the engine
+   * hears of the outage (so nothing times out meanwhile) and of the recovery.
+   * False when this replica must stop (lease lost, shutting down).
+   */
+  private async carryOut(worker: QueueWorker, action: Parameters<typeof executeHostAction>[1]): Promise<boolean> {
+    const ctx = this.context(worker);
+    for (;;) {
+      if (!this.leaseValid(worker)) return false;
+      // A retry may run long after the lease was last renewed by a decision.
+      if (!(await this.holdLease(worker.queueId))) return false;
+      try {
+        await executeHostAction(ctx, action);
+        if (worker.outage) await this.recovered(worker);
+        return true;
+      } catch (error) {
+        if (!isTransientHostError(error)) {
+          await settleRefusal(ctx, action, error);
+          return true;
+        }
+        await this.failing(worker, action.type, error);
+        const attempts = worker.outage?.attempts ?? 1;
+        await this.sleep(worker.queueId, (this.options.retryDelayMs ?? retryDelayMs)(attempts));
+      }
+    }
+  }
+
+  private async failing(worker: QueueWorker, action: string, error: unknown): Promise<void> {
+    const message = describeHostError(error);
+    const first = worker.outage === null;
+    worker.outage = { since: worker.outage?.since ?? this.now(), attempts: (worker.outage?.attempts ?? 0) + 1 };
+    const { attempts, since } = worker.outage;
+    this.options.metrics?.hostOutage.set({ queue: worker.queueId }, 1);
+    this.options.metrics?.hostRetries.inc({ action });
+    // Powers of two: a long outage is logged now and then, not on every retry.
+    if (first || (attempts & (attempts - 1)) === 0) {
+      this.options.log.warn({ queueId: worker.queueId, action, attempts, outageSeconds: Math.round((this.now() - since) / 1000), err: error }, 'the repository host is failing; retrying with back-off');
+    }
+    if (first) await this.record(worker.queueId, { type: 'host_unavailable', message: `${action}: ${message}` });
+  }
+
+  private async recovered(worker: QueueWorker): Promise<void> {
+    const outage = worker.outage;
+    worker.outage = null;
+    this.options.metrics?.hostOutage.set({ queue: worker.queueId }, 0);
+    this.options.log.info({ queueId: worker.queueId, outageSeconds: Math.round((this.now() - (outage?.since ?? this.now())) / 1000) }, 'the repository host answers again');
+    await this.record(worker.queueId, { type: 'host_recovered' });
+  }
+
+  private sleep(queueId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.sleeping.delete(queueId);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      timer.unref();
+      this.sleeping.set(queueId, { timer, wake });
+    });
+  }
+}
+
+function initialState(queue: QueueRecord): EngineState {
+  return { ...initialEngineState(queue.targetBranch, queue.config), requestedState: queue.requestedState };
 }

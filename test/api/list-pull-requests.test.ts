@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { PullRequestState } from '../../src/domain/pull-request-state.js';
 import { repo, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { forceEntryState } from '../support/force-entry-state.js';
 
 /**
  * listPullRequests (API-SUPPLEMENT.md): filters `state` (one or a list, any
@@ -58,10 +59,7 @@ async function forceState(r: Repo, prNumber: number, state: PullRequestState, at
   const queue = await harness.stores.queues.find(r, 'main');
   const entry = (await harness.stores.entries.find(queue!.id, prNumber))!;
   const when = new Date(clock);
-  entry.state = state;
-  entry.stateChangedAt = when;
-  if (state === 'MERGED' || state === 'FAILED' || state === 'CANCELLED') entry.concludedAt = when;
-  await harness.stores.entries.save(entry, [{ at: when, state, reason: state === 'MERGED' ? 'merged' : state === 'FAILED' ? 'failed_tests' : 'ready' }]);
+  await forceEntryState(harness.stores, entry, state, state === 'MERGED' ? 'merged' : state === 'FAILED' ? 'failed_tests' : 'ready', when);
 }
 
 function list(r: Repo, filters: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {

@@ -3,6 +3,7 @@ import type { PullRequestState } from '../../src/domain/pull-request-state.js';
 import type { PullRequestFacts } from '../../src/domain/records.js';
 import type { GitHost } from '../../src/ports/git-host.js';
 import { repo, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { forceEntryState } from '../support/force-entry-state.js';
 
 /**
  * submitPullRequest, cancelPullRequest, restartTestsOnPullRequest,
@@ -37,7 +38,8 @@ const notUsedHere = {
   },
   reportPullRequestStatus: async () => undefined,
 };
-const fakeHost: GitHost = { ...notUsedHere, ...readsPullRequests };
+/** An in-memory host answers like the sandbox, from this process: requests may read it inline. */
+const fakeHost: GitHost = { ...notUsedHere, ...readsPullRequests, answersLocally: true };
 
 function facts(overrides: Partial<PullRequestFacts> = {}): PullRequestFacts {
   return {
@@ -122,12 +124,8 @@ async function forceState(r: ReturnType<typeof repo>, prNumber: number, state: P
   const entry = await harness.stores.entries.find(queue!.id, prNumber);
   expect(entry).not.toBeNull();
   const at = new Date(START + 1000 * ticks++);
-  entry!.state = state;
-  entry!.stateChangedAt = at;
-  if (state === 'MERGED' || state === 'FAILED') entry!.concludedAt = at;
   const reason = state === 'MERGED' ? 'merged' : state === 'FAILED' ? 'failed_tests' : 'ready';
-  await harness.stores.entries.save(entry!, [{ at, state, reason }]);
-  return entry!;
+  return forceEntryState(harness.stores, entry!, state, reason, at);
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

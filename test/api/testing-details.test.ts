@@ -3,6 +3,7 @@ import type { PullRequestState } from '../../src/domain/pull-request-state.js';
 import type { TestedPullRequest } from '../../src/domain/records.js';
 import { repo, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { testRunFixture } from '../support/test-run-fixture.js';
+import { forceEntryState } from '../support/force-entry-state.js';
 
 /**
  * getMergeQueueTestingDetails (API-SUPPLEMENT.md): a run named by testRunId or
@@ -44,11 +45,7 @@ async function submit(r: Repo, prNumber: number) {
 
 async function forceState(queueId: string, prNumber: number, state: PullRequestState) {
   const entry = (await harness.stores.entries.find(queueId, prNumber))!;
-  const at = new Date();
-  entry.state = state;
-  entry.stateChangedAt = at;
-  if (state === 'MERGED' || state === 'FAILED' || state === 'CANCELLED') entry.concludedAt = at;
-  await harness.stores.entries.save(entry, [{ at, state, reason: state === 'MERGED' ? 'merged' : 'ready' }]);
+  await forceEntryState(harness.stores, entry, state, state === 'MERGED' ? 'merged' : 'ready', new Date());
 }
 
 const tested = (prNumber: number, extra: Partial<TestedPullRequest> = {}): TestedPullRequest => ({

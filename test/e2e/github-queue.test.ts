@@ -143,7 +143,8 @@ test('a webhook redelivered twice is applied once', async () => {
   await h.fake.webhooks.idle();
   const labeled = h.fake.webhooks.deliveries.filter((d) => d.event === 'pull_request' && d.action === 'labeled').at(-1);
   expect(labeled).toBeDefined();
-  const before = (await prState(ref, n)).timeline as unknown[];
+  // Deliveries are answered before they are handled: the first one has been handled once the PR tests.
+  const before = (await waitForState(ref, n, 'TESTING')).timeline as unknown[];
   await h.fake.webhooks.redeliver(labeled!.id);
   await h.fake.webhooks.redeliver(labeled!.id);
   await h.fake.webhooks.idle();

@@ -104,8 +104,9 @@ test('cancelling a PR under test stops its run; a push to a queued PR cancels it
   expect(details.status).toBe('cancelled');
   expect((await prState(repo, 2)).state).toBe('TESTING');
 
+  // The host's change reaches the queue through its runner, after the sandbox answered.
   await ok('/sandbox/updatePullRequest', { repo, pr: { number: 2 }, push: true });
-  const pushed = await prState(repo, 2, true);
+  const pushed = await waitFor(() => prState(repo, 2, true), (pr) => pr.state !== 'TESTING');
   expect(pushed.timeline[0]).toMatchObject({ state: 'CANCELLED', reason: 'pushed_to' });
 });
 
@@ -179,7 +180,7 @@ test('a PR that is not ready says why, and is admitted once it is', async () => 
   await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, draft: true, ciSeconds: 2 });
   expect(await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } })).toMatchObject({ state: 'NOT_READY', notReadyReason: 'draft' });
   await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, draft: false });
-  const waiting = await prState(repo, 1);
+  const waiting = await waitFor(() => prState(repo, 1), (pr) => pr.notReadyReason !== 'draft');
   expect(waiting).toMatchObject({ state: 'NOT_READY', notReadyReason: 'awaiting_impacted_targets', readiness: { requiresImpactedTargets: true, hasImpactedTargets: false } });
   await ok('/v1/setImpactedTargets', { repo, targetBranch: 'main', pr: { number: 1, sha: waiting.prSha }, impactedTargets: ['//app'] });
   const admitted = await prState(repo, 1);
@@ -206,11 +207,15 @@ test('a PR whose mergeability the host is still computing is read again until it
     const ownToken = await own.tokenFor('acme', 'lazy.example');
     const repo = { host: 'lazy.example', owner: 'acme', name: 'r' };
     await own.post('/v1/createQueue', { repo, targetBranch: 'main' }, ownToken);
+    // A remote host is not read inside the request: the answer knows nothing yet, the runner reads it next.
     const submitted = (await own.post('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } }, ownToken)).json();
-    expect(submitted).toMatchObject({ state: 'NOT_READY', notReadyReason: 'awaiting_mergeability', readiness: { gitHubMergeability: 'in_progress' } });
+    expect(submitted).toMatchObject({ state: 'NOT_READY', notReadyReason: 'unknown_to_host', readiness: { gitHubMergeability: 'unspecified' } });
+    const read = () => own.post('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } }, ownToken).then((r) => r.json());
+    const computing = await waitFor(read, (pr) => pr.readiness.gitHubMergeability !== 'unspecified');
+    expect(computing).toMatchObject({ state: 'NOT_READY', notReadyReason: 'awaiting_mergeability', readiness: { gitHubMergeability: 'in_progress' } });
     await own.maintenance?.round();
     await own.maintenance?.round();
-    const later = (await own.post('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } }, ownToken)).json();
+    const later = await waitFor(read, (pr) => pr.state !== 'NOT_READY');
     expect(later).toMatchObject({ state: 'PENDING', readiness: { gitHubMergeability: 'mergeable' } });
   } finally {
     await own.close({ keepServer: true });

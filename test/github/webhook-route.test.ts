@@ -5,29 +5,49 @@ import { Probot } from 'probot';
 import { webhookExample as example } from '../support/webhook-examples.js';
 import { registerErrorHandling } from '../../src/api/errors.js';
 import { webhookRoute, WEBHOOK_PATH } from '../../src/github/webhook-route.js';
-import type { DeliveryStore } from '../../src/ports/delivery-store.js';
+import type { DeliveryStore, ReceivedDelivery } from '../../src/ports/delivery-store.js';
+import { DeliveryHandler } from '../../src/github/delivery-handler.js';
 
 const SECRET = 'webhook-secret';
 const signer = new Webhooks({ secret: SECRET });
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
 
-function memoryDeliveries(): DeliveryStore & { ids: Set<string> } {
-  const ids = new Set<string>();
+function memoryDeliveries(): DeliveryStore {
+  const byId = new Map<string, ReceivedDelivery & { handled: boolean }>();
+  const attempts = new Set<string>();
   return {
-    ids,
-    async claim(id) {
-      if (ids.has(id)) return false;
-      ids.add(id);
+    async record(delivery) {
+      if (byId.has(delivery.id)) return false;
+      byId.set(delivery.id, { ...delivery, attempts: 0, lastAttemptAt: null, handled: false });
       return true;
     },
-    async release(id) {
-      ids.delete(id);
+    async startAttempt(id, at) {
+      const delivery = byId.get(id);
+      if (!delivery) return false;
+      delivery.attempts += 1;
+      delivery.lastAttemptAt = at;
+      const key = `${id}:${delivery.attempts}`;
+      if (attempts.has(key)) return false;
+      attempts.add(key);
+      return true;
+    },
+    async handled(id) {
+      const delivery = byId.get(id);
+      if (delivery) delivery.handled = true;
+    },
+    async failed() {},
+    async unhandled(before, maxAttempts) {
+      return [...byId.values()].filter((d) => !d.handled && d.payloadJson !== '' && d.receivedAt < before && d.attempts < maxAttempts);
+    },
+    async forget(id) {
+      byId.delete(id);
     },
     async prune() {},
   };
 }
 
 let app: FastifyInstance;
+let handler: DeliveryHandler;
 let received: string[];
 let failNext: boolean;
 beforeAll(async () => {
@@ -45,7 +65,10 @@ beforeAll(async () => {
   });
   app = Fastify();
   registerErrorHandling(app, 25 * 1024 * 1024);
-  await app.register(webhookRoute({ receiver: probot.webhooks, deliveries: memoryDeliveries() }));
+  const deliveries = memoryDeliveries();
+  const quiet = { warn() {}, error() {} };
+  handler = new DeliveryHandler({ receiver: probot.webhooks, deliveries, log: quiet, retryAfterMs: () => 0 });
+  await app.register(webhookRoute({ receiver: probot.webhooks, deliveries, handler }));
   await app.ready();
 });
 afterAll(() => app.close());
@@ -59,13 +82,15 @@ async function signed(event: string, payload: unknown, id: string, transform: (r
   return deliver(raw, { 'x-github-event': event, 'x-github-delivery': id, 'x-hub-signature-256': await signer.sign(raw) });
 }
 
-test('a signed delivery is applied once, however often GitHub redelivers it', async () => {
+test('a signed delivery is recorded and answered 202 before it is handled, and applied once however often GitHub redelivers it', async () => {
   const payload = example('pull_request', 'labeled');
   const first = await signed('pull_request', payload, 'delivery-1');
-  expect(first.statusCode).toBe(200);
+  expect([first.statusCode, first.body]).toEqual([202, 'Accepted.']);
+  await handler.idle();
   const again = await signed('pull_request', payload, 'delivery-1');
   const third = await signed('pull_request', payload, 'delivery-1');
-  expect([again.statusCode, again.body, third.statusCode]).toEqual([200, 'Already applied.', 200]);
+  expect([again.statusCode, again.body, third.statusCode]).toEqual([200, 'Already received.', 200]);
+  await handler.idle();
   expect(received.filter((r) => r.endsWith(':delivery-1'))).toEqual(['pull_request.labeled:delivery-1']);
 });
 
@@ -87,19 +112,24 @@ test('missing event headers are a 400; a signed non-JSON body is a 400', async (
   expect(res.statusCode).toBe(400);
 });
 
-test("a failed handler answers 500 and releases the delivery, so GitHub's redelivery is applied", async () => {
+test('a handler that fails after the answer is tried again by the sweep (GitHub does not redeliver on its own)', async () => {
   const payload = example('pull_request', 'synchronize');
   failNext = true;
-  const failed = await signed('pull_request', payload, 'd-5');
-  expect(failed.statusCode).toBe(500);
-  const retried = await signed('pull_request', payload, 'd-5');
-  expect(retried.statusCode).toBe(200);
-  expect(received).toContain('pull_request.synchronize:d-5');
+  const accepted = await signed('pull_request', payload, 'd-5');
+  expect(accepted.statusCode).toBe(202);
+  await handler.idle();
+  expect(received).not.toContain('pull_request.synchronize:d-5');
+  expect(await handler.retryUnhandled()).toBe(1);
+  expect(received.filter((r) => r === 'pull_request.synchronize:d-5')).toHaveLength(1);
+  expect(await handler.retryUnhandled()).toBe(0);
 });
 
 test("bodies up to 25 MiB are read (GitHub's cap); larger ones are a 413", async () => {
+  // Too large for one document: handled before the answer.
   const big = { ...example('push'), padding: 'x'.repeat(20 * 1024 * 1024) };
-  expect((await signed('push', big, 'd-6')).statusCode).toBe(200);
+  const res6 = await signed('push', big, 'd-6');
+  expect([res6.statusCode, res6.body]).toEqual([200, 'Applied.']);
+  expect(received).toContain('push.:d-6');
   const huge = 'x'.repeat(26 * 1024 * 1024);
   const res = await deliver(huge, { 'x-github-event': 'push', 'x-github-delivery': 'd-7', 'x-hub-signature-256': 'sha256=00' });
   expect(res.statusCode).toBe(413);

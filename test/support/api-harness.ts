@@ -3,6 +3,7 @@ import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { buildServer } from '../../src/api/build-server.js';
 import { composeQueueServices } from '../../src/compose-queue.js';
 import type { Maintenance } from '../../src/runner/maintenance.js';
+import type { SandboxHost } from '../../src/adapters/sandbox/sandbox-host.js';
 import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../../src/observability/service-metrics.js';
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
@@ -17,6 +18,8 @@ export interface ApiHarness {
   database: TestDatabaseUri;
   /** The periodic catch-up work, when the harness composed the queue services (sandbox). */
   maintenance?: Maintenance;
+  /** The sandbox host, when the harness composed the queue services (fault injection). */
+  sandbox?: SandboxHost;
   /** Mints a token for an organization, as `mq token create` does. */
   tokenFor(owner: string, host?: string): Promise<string>;
   post(path: string, body: unknown, token?: string): Promise<LightMyRequestResponse>;
@@ -37,12 +40,17 @@ export async function startApiHarness(
     outbox?: WebhookOutbox;
     /** Operator metrics, served at GET /metrics behind this token. */
     operator?: { metrics: ServiceMetrics; token: string };
+    /** Back-off of host actions through an outage. */
+    hostRetryDelayMs?: (attempt: number) => number;
+    /** This replica's lease owner name and lease length. */
+    owner?: string;
   } = {},
 ): Promise<ApiHarness> {
   const database = options.database ?? (await createTestDatabaseUri(options.prefix ?? 'api'));
   const stores = await openMongoStores({ uri: database.uri });
   let app: FastifyInstance;
   let maintenance: Maintenance | undefined;
+  let sandbox: SandboxHost | undefined;
   if (options.sandboxTimeScale !== undefined) {
     const services = composeQueueServices({
       stores,
@@ -51,6 +59,8 @@ export async function startApiHarness(
       sandboxTimeScale: options.sandboxTimeScale,
       hosts: options.hosts,
       pollMs: 200,
+      ...(options.hostRetryDelayMs ? { hostRetryDelayMs: options.hostRetryDelayMs } : {}),
+      ...(options.owner ? { owner: options.owner } : {}),
       ...(options.outbox ? { outbox: options.outbox } : {}),
       ...(options.operator ? { metrics: options.operator.metrics } : {}),
     });
@@ -64,6 +74,7 @@ export async function startApiHarness(
     });
     await services.runner.start();
     maintenance = services.maintenance;
+    sandbox = services.sandbox;
   } else {
     app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
   }
@@ -74,6 +85,7 @@ export async function startApiHarness(
     stores,
     database,
     ...(maintenance ? { maintenance } : {}),
+    ...(sandbox ? { sandbox } : {}),
     async tokenFor(owner, host = 'github.com') {
       return (await tokens.create({ host, owner })).token;
     },

@@ -1,52 +1,123 @@
 import type { Connection, Types } from 'mongoose';
-import type { EngineAction, EngineEvent, EngineState } from '../../engine/model.js';
-import type { EngineStore } from '../../ports/engine-store.js';
+import type { EngineState } from '../../engine/model.js';
+import type { EngineStore, StoredDecision } from '../../ports/engine-store.js';
+import type { InboxItem, RunnerAction, RunnerInput } from '../../runner/runner-model.js';
 import { isDuplicateKeyError } from './errors.js';
 import { engineModels } from './models/engine.js';
 
-type StateDoc = { _id: string; stateJson: string; outboxJson: string; epoch: number };
-type InboxDoc = { _id: Types.ObjectId; queueId: string; eventJson: string; at: number };
+type SnapshotDoc = { _id: string; queueId: string; version: number; stateJson: string };
+type DecisionDoc = { _id: string; queueId: string; version: number; epoch: number; itemsJson: string; actionsJson: string };
+type CursorDoc = { _id: string; recordedThrough?: number; actedThrough?: number };
+type LegacyStateDoc = { _id: string; stateJson: string; outboxJson: string; epoch: number };
+/** `eventJson`: inbox entries written before the runner had inputs of its own. */
+type InboxDoc = { _id: Types.ObjectId; queueId: string; inputJson?: string; eventJson?: string; at: number };
 type LeaseDoc = { _id: string; epoch: number; owner: string; expiresAt: number };
 
-export function mongoEngineStore(connection: Connection): EngineStore {
-  const { states: States, inbox: Inbox, leases: Leases } = engineModels(connection);
+const key = (queueId: string, version: number) => `${queueId}:${version}`;
 
+function toDecision(doc: DecisionDoc): StoredDecision {
   return {
+    queueId: doc.queueId,
+    version: doc.version,
+    epoch: doc.epoch,
+    items: JSON.parse(doc.itemsJson) as InboxItem[],
+    actions: JSON.parse(doc.actionsJson) as RunnerAction[],
+  };
+}
+
+export function mongoEngineStore(connection: Connection): EngineStore {
+  const { snapshots: Snapshots, decisions: Decisions, cursors: Cursors, legacyStates: LegacyStates, inbox: Inbox, leases: Leases } = engineModels(connection);
+
+  /** A queue stored in the old whole-state format becomes snapshot 0, its unfinished actions decision 1. */
+  async function migrateLegacy(queueId: string): Promise<boolean> {
+    const legacy = await LegacyStates.findById(queueId).lean<LegacyStateDoc>();
+    if (!legacy) return false;
+    const state = JSON.parse(legacy.stateJson) as EngineState;
+    const outbox = JSON.parse(legacy.outboxJson) as RunnerAction[];
+    await store.saveSnapshot(queueId, { version: 0, state });
+    if (outbox.length > 0) await store.append({ queueId, version: 1, epoch: legacy.epoch, items: [], actions: outbox });
+    await LegacyStates.deleteOne({ _id: queueId });
+    return true;
+  }
+
+  const store: EngineStore = {
     async load(queueId) {
-      const doc = await States.findById(String(queueId)).lean<StateDoc>();
-      if (!doc) return null;
-      return {
-        queueId,
-        state: JSON.parse(doc.stateJson) as EngineState,
-        outbox: JSON.parse(doc.outboxJson) as EngineAction[],
-        epoch: doc.epoch,
-      };
+      let snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
+      if (!snapshot && (await migrateLegacy(queueId))) snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
+      if (!snapshot) return null;
+      const docs = await Decisions.find({ queueId, version: { $gt: snapshot.version } }).sort({ version: 1 }).lean<DecisionDoc[]>();
+      return { snapshot: { version: snapshot.version, state: JSON.parse(snapshot.stateJson) as EngineState }, decisions: docs.map(toDecision) };
     },
-    async save(record) {
-      const current = await States.findById(record.queueId).lean<StateDoc>();
-      if (current && current.epoch > record.epoch) return false;
-      await States.updateOne(
-        { _id: record.queueId },
-        { $set: { stateJson: JSON.stringify(record.state), outboxJson: JSON.stringify(record.outbox), epoch: record.epoch, updatedAt: new Date() } },
-        { upsert: true },
-      );
-      return true;
+    async append(decision) {
+      try {
+        await Decisions.create({
+          _id: key(decision.queueId, decision.version),
+          queueId: decision.queueId,
+          version: decision.version,
+          epoch: decision.epoch,
+          itemsJson: JSON.stringify(decision.items),
+          actionsJson: JSON.stringify(decision.actions),
+          createdAt: new Date(),
+        });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    },
+    async saveSnapshot(queueId, snapshot) {
+      try {
+        await Snapshots.create({ _id: key(queueId, snapshot.version), queueId, version: snapshot.version, stateJson: JSON.stringify(snapshot.state), createdAt: new Date() });
+      } catch (error) {
+        // Same version, same state (decide is deterministic): the other copy stands.
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+    },
+    async decisionsAfter(queueId, afterVersion, limit) {
+      const docs = await Decisions.find({ queueId, version: { $gt: afterVersion } }).sort({ version: 1 }).limit(limit).lean<DecisionDoc[]>();
+      return docs.map(toDecision);
+    },
+    async cursors(queueId) {
+      const doc = await Cursors.findById(queueId).lean<CursorDoc>();
+      return { recordedThrough: doc?.recordedThrough ?? 0, actedThrough: doc?.actedThrough ?? 0 };
+    },
+    async advanceCursor(queueId, cursor, version) {
+      // $max: a writer that lost the lease and writes late cannot move a cursor back.
+      await Cursors.updateOne({ _id: queueId }, { $max: { [cursor]: version } }, { upsert: true });
+    },
+    async compact(queueId, version) {
+      const keep = await Snapshots.findOne({ queueId, version: { $lte: version } }).sort({ version: -1 }).lean<SnapshotDoc>();
+      if (!keep) return;
+      await Snapshots.deleteMany({ queueId, version: { $lt: keep.version } });
+      await Decisions.deleteMany({ queueId, version: { $lte: keep.version } });
     },
     async remove(queueId) {
-      await States.deleteOne({ _id: String(queueId) });
-      await Inbox.deleteMany({ queueId: String(queueId) });
-      await Leases.deleteMany({ queueId: String(queueId) });
+      await Snapshots.deleteMany({ queueId });
+      await Decisions.deleteMany({ queueId });
+      await Cursors.deleteOne({ _id: queueId });
+      await LegacyStates.deleteOne({ _id: queueId });
+      await Inbox.deleteMany({ queueId });
+      await Leases.deleteMany({ queueId });
     },
     async queueIds() {
-      const docs = await States.find({}, { _id: 1 }).lean<{ _id: string }[]>();
-      return docs.map((d) => d._id);
+      const [fresh, legacy] = await Promise.all([
+        Snapshots.aggregate<{ _id: string }>([{ $group: { _id: '$queueId' } }]),
+        LegacyStates.find({}, { _id: 1 }).lean<{ _id: string }[]>(),
+      ]);
+      return [...new Set([...fresh.map((g) => g._id), ...legacy.map((d) => d._id)])];
     },
-    async enqueue(queueId, event: EngineEvent, at) {
-      await Inbox.create({ queueId, eventJson: JSON.stringify(event), at });
+    async enqueue(queueId, item) {
+      const doc = await Inbox.create({ queueId, inputJson: JSON.stringify(item.input), at: item.at });
+      return (doc._id as Types.ObjectId).toHexString();
     },
     async pending(queueId, limit) {
-      const docs = await Inbox.find({ queueId: String(queueId) }).sort({ _id: 1 }).limit(limit).lean<InboxDoc[]>();
-      return docs.map((d) => ({ id: d._id.toHexString(), queueId: d.queueId, event: JSON.parse(d.eventJson) as EngineEvent, at: d.at }));
+      const docs = await Inbox.find({ queueId }).sort({ _id: 1 }).limit(limit).lean<InboxDoc[]>();
+      return docs.map((d) => ({
+        id: d._id.toHexString(),
+        queueId: d.queueId,
+        input: JSON.parse(d.inputJson ?? d.eventJson ?? 'null') as RunnerInput,
+        at: d.at,
+      }));
     },
     async acknowledge(ids) {
       if (ids.length > 0) await Inbox.deleteMany({ _id: { $in: ids } });
@@ -60,7 +131,7 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       if (latest && latest.owner !== owner && latest.expiresAt > now) return null;
       const epoch = (latest?.epoch ?? 0) + 1;
       try {
-        await Leases.create({ _id: `${queueId}:${epoch}`, queueId, epoch, owner, expiresAt: now + ttlMs });
+        await Leases.create({ _id: key(queueId, epoch), queueId, epoch, owner, expiresAt: now + ttlMs });
       } catch (error) {
         if (isDuplicateKeyError(error)) return null; // Another replica took this epoch first.
         throw error;
@@ -74,10 +145,11 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       if (!latest || latest.owner !== owner || latest.expiresAt <= now) return;
       try {
         // An expired epoch of our own: the next writer may take the one after it.
-        await Leases.create({ _id: `${queueId}:${latest.epoch + 1}`, queueId, epoch: latest.epoch + 1, owner, expiresAt: now });
+        await Leases.create({ _id: key(queueId, latest.epoch + 1), queueId, epoch: latest.epoch + 1, owner, expiresAt: now });
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
     },
   };
+  return store;
 }

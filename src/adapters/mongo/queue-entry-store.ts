@@ -1,5 +1,5 @@
 import type { Connection, Types } from 'mongoose';
-import { ENQUEUED_STATES, type PullRequestState } from '../../domain/pull-request-state.js';
+import { ENQUEUED_STATES, isTerminal, type PullRequestState } from '../../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, TimelineEvent } from '../../domain/records.js';
 import type { QueueEntryStore } from '../../ports/stores.js';
 import { isDuplicateKeyError } from './errors.js';
@@ -26,6 +26,7 @@ function toRecord(doc: Doc): QueueEntryRecord {
     concludedAt: doc.concludedAt ?? null,
     facts: doc.facts ?? null,
     timeline: (doc.timeline ?? []).map((e: TimelineEvent) => ({ ...e })),
+    recordedKey: doc.recordedKey ?? 0,
   };
 }
 
@@ -38,11 +39,13 @@ function queueObjectId(queueId: string): Types.ObjectId {
 export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
   const Entries = queueEntryModel(connection);
   const inStates = (states: readonly PullRequestState[]) => ({ $in: [...states] });
+  // Entries written before keys existed have none: any key is newer.
+  const newerThan = (key: number) => ({ $or: [{ recordedKey: { $lt: key } }, { recordedKey: null }] });
 
   return {
     async insert(entry) {
       try {
-        const doc = await Entries.create({ ...entry, queueId: queueObjectId(entry.queueId) });
+        const doc = await Entries.create({ ...entry, queueId: queueObjectId(entry.queueId), recordedKey: 0 });
         return { ok: true, value: toRecord(doc.toObject() as Doc) };
       } catch (error) {
         if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
@@ -58,11 +61,42 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       const doc = _id ? await Entries.findById(_id).lean<Doc>() : null;
       return doc ? toRecord(doc) : null;
     },
-    async save(entry, newEvents) {
-      const { id, queueId: _queueId, timeline: _timeline, ...fields } = entry;
-      const update: Record<string, unknown> = { $set: fields };
-      if (newEvents.length > 0) update.$push = { timeline: { $each: newEvents } };
-      await Entries.updateOne({ _id: parseObjectId(id) }, update);
+    async recordTransition(entryId, event, key) {
+      await Entries.updateOne(
+        { _id: parseObjectId(entryId), state: { $ne: event.state }, ...newerThan(key) },
+        {
+          $set: { state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key },
+          $push: { timeline: event },
+        },
+      );
+    },
+    async recordResubmission(entryId, change, key) {
+      const event: TimelineEvent = { at: change.at, state: 'NOT_READY', reason: 'resubmitted' };
+      await Entries.updateOne(
+        { _id: parseObjectId(entryId), ...newerThan(key) },
+        {
+          $set: {
+            attempt: change.attempt,
+            priority: change.priority,
+            noBatch: change.noBatch,
+            submittedAt: change.at,
+            state: 'NOT_READY',
+            stateChangedAt: change.at,
+            concludedAt: null,
+            recordedKey: key,
+          },
+          $push: { timeline: event },
+        },
+      );
+    },
+    async appendTimeline(entryId, event, key) {
+      await Entries.updateOne({ _id: parseObjectId(entryId), ...newerThan(key) }, { $set: { recordedKey: key }, $push: { timeline: event } });
+    },
+    async recordPriority(entryId, priority, noBatch) {
+      await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { priority, noBatch } });
+    },
+    async setFacts(entryId, facts) {
+      await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { facts } });
     },
     async listEnqueued(queueId) {
       const docs = await Entries.find({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) })

@@ -39,6 +39,8 @@ export type PullRequestChange = Partial<Pick<SandboxPullRequest, 'title' | 'auth
 export class SandboxHost implements GitHost {
   private readonly mutex = new KeyedMutex();
   private readonly jobs = new Map<string, NodeJS.Timeout>();
+  /** Simulated repositories live in the service's database. */
+  readonly answersLocally = true;
 
   constructor(private readonly options: SandboxOptions) {}
 
@@ -126,8 +128,11 @@ export class SandboxHost implements GitHost {
   merge(request: Parameters<GitHost['merge']>[0]): Promise<MergeOutcome> {
     return this.change(request.repo, (state, key): MergeOutcome => {
       const current = SandboxHost.head(state, key, request.targetBranch);
-      if (current !== request.expectedBaseSha) return { ok: false, reason: 'base_moved' };
       const prs = request.heads.map((h) => SandboxHost.pr(state, key, h.prNumber));
+      const landed = fakeSha(request.expectedBaseSha, ...request.heads.map((h) => `${h.prNumber}@${h.headSha}`));
+      // Asked again after it merged (a replica died before recording it): the same answer, no second merge.
+      if (current === landed && prs.every((pr) => pr.merged)) return { ok: true, newBaseSha: landed };
+      if (current !== request.expectedBaseSha) return { ok: false, reason: 'base_moved' };
       if (prs.some((pr) => !pr.open || pr.merged)) return { ok: false, reason: 'pr_closed' };
       if (prs.some((pr, i) => pr.headSha !== request.heads[i]?.headSha)) return { ok: false, reason: 'head_changed' };
       const newBaseSha = fakeSha(current, ...request.heads.map((h) => `${h.prNumber}@${h.headSha}`));

@@ -1,10 +1,51 @@
 import { Schema, type Connection } from 'mongoose';
 
-/**
- * The engine's state per queue, stored as JSON text: it is the engine's own
- * format (keys such as shas, nested lists), written and read whole.
+/*
+ * The engine's storage: snapshots plus an append-only log of decisions. State,
+ * events and actions are the engine's own formats (keys such as shas, nested
+ * lists) and are stored as JSON text, written once and read whole.
  */
-const engineStateSchema = new Schema(
+
+/** A queue's engine state at one version; `_id` is `<queue>:<version>`. */
+const snapshotSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    queueId: { type: String, required: true },
+    version: { type: Number, required: true },
+    stateJson: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'queue_engine_snapshots', versionKey: false },
+);
+snapshotSchema.index({ queueId: 1, version: -1 });
+
+/** One decision: `_id` is `<queue>:<version>`, so two writers cannot both append a version. */
+const decisionSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    queueId: { type: String, required: true },
+    version: { type: Number, required: true },
+    epoch: { type: Number, required: true },
+    itemsJson: { type: String, required: true },
+    actionsJson: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'queue_engine_decisions', versionKey: false },
+);
+decisionSchema.index({ queueId: 1, version: 1 });
+
+/** How far each queue's decisions have been carried out. */
+const cursorSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    recordedThrough: { type: Number, required: true, default: 0 },
+    actedThrough: { type: Number, required: true, default: 0 },
+  },
+  { collection: 'queue_engine_cursors', versionKey: false },
+);
+
+/** The state as stored before the decision log (read once, as the first snapshot). */
+const legacyStateSchema = new Schema(
   {
     _id: { type: String, required: true },
     stateJson: { type: String, required: true },
@@ -19,7 +60,7 @@ const engineStateSchema = new Schema(
 const inboxSchema = new Schema(
   {
     queueId: { type: String, required: true },
-    eventJson: { type: String, required: true },
+    inputJson: { type: String, required: true },
     at: { type: Number, required: true },
   },
   { collection: 'queue_inbox', versionKey: false },
@@ -41,7 +82,10 @@ leaseSchema.index({ queueId: 1, epoch: -1 });
 
 export function engineModels(connection: Connection) {
   return {
-    states: connection.model('QueueEngineState', engineStateSchema),
+    snapshots: connection.model('QueueEngineSnapshot', snapshotSchema),
+    decisions: connection.model('QueueEngineDecision', decisionSchema),
+    cursors: connection.model('QueueEngineCursor', cursorSchema),
+    legacyStates: connection.model('QueueEngineState', legacyStateSchema),
     inbox: connection.model('QueueInboxEvent', inboxSchema),
     leases: connection.model('QueueLease', leaseSchema),
   };

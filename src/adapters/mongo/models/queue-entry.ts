@@ -43,6 +43,8 @@ const queueEntrySchema = new Schema(
     concludedAt: { type: Date, default: null },
     facts: { type: factsSchema, default: null },
     timeline: { type: [timelineEventSchema], default: [] },
+    /** The key of the runner's last write: a replayed write with an older key changes nothing. */
+    recordedKey: { type: Number, default: 0 },
   },
   { collection: 'queue_entries', versionKey: false },
 );

@@ -1,0 +1,78 @@
+import type { DeliveryStore, ReceivedDelivery } from '../ports/delivery-store.js';
+import type { WebhookReceiver } from './webhook-route.js';
+
+/** The little of a logger the handler needs (pino fits). */
+interface DeliveryLog {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+/** Attempts before a delivery is given up (left recorded, with its last error, for diagnosis). */
+export const MAX_DELIVERY_ATTEMPTS = 5;
+
+/**
+ * Runs Probot's handlers for recorded deliveries after the route answered.
+ * A failed attempt is tried again by the sweep (after a minute, doubling),
+ * by whichever replica claims the next attempt first.
+ */
+export class DeliveryHandler {
+  private readonly inFlight = new Set<Promise<boolean>>();
+
+  constructor(
+    private readonly options: {
+      receiver: WebhookReceiver;
+      deliveries: DeliveryStore;
+      log: DeliveryLog;
+      now?: () => Date;
+      /** Wait before attempt n+1 (tests make it short). */
+      retryAfterMs?: (attempts: number) => number;
+    },
+  ) {}
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  /** Handles it in the background. */
+  handleSoon(delivery: ReceivedDelivery): void {
+    const work = this.handle(delivery).finally(() => this.inFlight.delete(work));
+    this.inFlight.add(work);
+  }
+
+  /** One attempt; true when the handlers succeeded (or another replica has this attempt). */
+  async handle(delivery: ReceivedDelivery): Promise<boolean> {
+    const { deliveries, receiver, log } = this.options;
+    try {
+      if (!(await deliveries.startAttempt(delivery.id, this.now()))) return true;
+      await receiver.receive({ id: delivery.id, name: delivery.name, payload: JSON.parse(delivery.payloadJson) as unknown });
+      await deliveries.handled(delivery.id, this.now());
+      return true;
+    } catch (error) {
+      log.warn({ err: error, delivery: delivery.id, event: delivery.name }, 'webhook handling failed; it is tried again later');
+      await deliveries.failed(delivery.id, error instanceof Error ? error.message : String(error)).catch(() => undefined);
+      return false;
+    }
+  }
+
+  /** Tries again what failed or what a replica that died was handling. */
+  async retryUnhandled(): Promise<number> {
+    const { deliveries, log } = this.options;
+    const now = this.now();
+    const retryAfter = this.options.retryAfterMs ?? ((attempts: number) => 60_000 * 2 ** Math.max(0, attempts - 1));
+    let retried = 0;
+    // Received over a minute ago: the receiving replica has had its chance.
+    for (const delivery of await deliveries.unhandled(new Date(now.getTime() - retryAfter(0)), MAX_DELIVERY_ATTEMPTS, 100)) {
+      const last = delivery.lastAttemptAt?.getTime() ?? 0;
+      if (now.getTime() - last < retryAfter(delivery.attempts)) continue;
+      if (delivery.attempts + 1 >= MAX_DELIVERY_ATTEMPTS) log.error({ delivery: delivery.id, event: delivery.name }, 'last attempt at a webhook delivery');
+      await this.handle(delivery);
+      retried++;
+    }
+    return retried;
+  }
+
+  /** Waits for handlers in flight (shutdown, tests). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+}

@@ -1,0 +1,96 @@
+import { decide } from '../engine/decide.js';
+import type { EngineState } from '../engine/model.js';
+import { queueOrder } from '../engine/order.js';
+import type { StoredDecision, StoredSnapshot } from '../ports/engine-store.js';
+import { engineEventOf, type InboxItem, type RunnerAction } from './runner-model.js';
+
+/** One decision: the inputs applied in order, and everything they call for. */
+export interface DecidedInputs {
+  state: EngineState;
+  actions: RunnerAction[];
+  /** The queue's configuration changed: the runner reads the queue record again. */
+  configChanged: boolean;
+}
+
+/** Thrown when one input cannot be applied (a bug): the runner sets it aside instead of retrying it forever. */
+export class PoisonInput extends Error {
+  constructor(
+    readonly item: InboxItem,
+    cause: unknown,
+  ) {
+    super(`input ${item.input.type} could not be applied`, { cause });
+  }
+}
+
+/**
+ * Applies inbox inputs to the engine state. Besides the engine's own actions,
+ * intents the runner records itself (a resubmission, a priority, a restart in
+ * the timeline, a test run's results) and host reads it must do come out as
+ * actions, so everything one decision calls for is stored together.
+ */
+export function decideInputs(state: EngineState, items: InboxItem[]): DecidedInputs {
+  const actions: RunnerAction[] = [];
+  let configChanged = false;
+  let ticked = false;
+  for (const item of items) {
+    try {
+      actions.push(...recordsFor(state, item));
+      const event = engineEventOf(item.input);
+      if (event) {
+        const decision = decide(state, event, Math.max(item.at, 0));
+        state = decision.state;
+        actions.push(...decision.actions);
+      }
+    } catch (error) {
+      throw new PoisonInput(item, error);
+    }
+    if (item.input.type === 'config_changed') configChanged = true;
+    if (item.input.type === 'tick') ticked = true;
+  }
+  // The branch head is asked for when unknown, on a tick (a new queue, a restart), not on every input.
+  if (ticked && state.baseSha === null) actions.push({ type: 'read_base_head' });
+  return { state, actions, configChanged };
+}
+
+/** What the runner itself records for an input, before the engine's actions. */
+function recordsFor(state: EngineState, item: InboxItem): RunnerAction[] {
+  const { input, at } = item;
+  const held = (entryId: string) => state.entries.find((e) => e.id === entryId);
+  switch (input.type) {
+    case 'resubmitted': {
+      const { entryId, priority, noBatch } = input.submitted;
+      return [{ type: 'record_resubmission', entryId, attempt: input.attempt, priority, noBatch, at }];
+    }
+    case 'priority_changed':
+      return held(input.entryId) ? [{ type: 'record_priority', entryId: input.entryId, priority: input.priority, noBatch: input.noBatch }] : [];
+    case 'restart_requested': {
+      return [{ type: 'record_timeline', entryId: input.entryId, reason: 'restart_requested', at }];
+    }
+    case 'cancel_requested':
+      // An entry the engine does not hold (never decided, or stored before it): it still ends CANCELLED.
+      return held(input.entryId) ? [] : [{ type: 'publish_status', entryId: input.entryId, prNumber: input.prNumber, state: 'CANCELLED', reason: 'user_requested' }];
+    case 'refresh_pull_request':
+      return [{ type: 'refresh_pull_request', prNumber: input.prNumber }];
+    case 'test_run_reported':
+      return [{ type: 'record_test_result', testRunId: input.testRunId, passed: input.passed, checkRuns: input.checkRuns, failedChecks: input.failedChecks, at }];
+    default:
+      return [];
+  }
+}
+
+/** The state a snapshot and the decisions after it stand for (decide is deterministic). */
+export function loadState(snapshot: StoredSnapshot, decisions: StoredDecision[]): EngineState {
+  let state = snapshot.state;
+  for (const decision of decisions) {
+    for (const item of decision.items) {
+      const event = engineEventOf(item.input);
+      if (event) state = decide(state, event, Math.max(item.at, 0)).state;
+    }
+  }
+  return state;
+}
+
+/** 1-based places in line of the queued entries. */
+export function positionsOf(state: EngineState): Map<string, number> {
+  return new Map(queueOrder(state).map((entry, index) => [entry.id, index + 1]));
+}

@@ -1,0 +1,69 @@
+import type { TimelineEvent } from '../domain/records.js';
+import type { RunnerAction } from './runner-model.js';
+import { recordRunCancelled, recordRunStart, type ActionContext } from './execute-actions.js';
+import { outgoingEvents } from './webhook-events.js';
+
+/** Keys order the runner's writes to an entry: decision version, then place in the decision. */
+export const KEYS_PER_DECISION = 100_000;
+
+/**
+ * The database-only effects of one decision, applied before the request that
+ * caused it is answered: entry states and timelines, test-run records and
+ * results, outgoing events, wake-ups. Every write is keyed by (version, index), so
+ * applying a decision twice (after a crash) changes nothing the second time.
+ */
+export async function recordDecision(ctx: ActionContext, version: number, actions: RunnerAction[]): Promise<void> {
+  const { stores } = ctx;
+  for (const [index, action] of actions.entries()) {
+    const key = version * KEYS_PER_DECISION + index;
+    switch (action.type) {
+      case 'publish_status': {
+        const at = new Date(ctx.now());
+        const event: TimelineEvent = { at, state: action.state, reason: action.reason, ...(action.detail ? { detail: action.detail } : {}) };
+        await stores.entries.recordTransition(action.entryId, event, key);
+        break;
+      }
+      case 'record_resubmission':
+        await stores.entries.recordResubmission(
+          action.entryId,
+          { attempt: action.attempt, priority: action.priority, noBatch: action.noBatch, at: new Date(action.at) },
+          key,
+        );
+        break;
+      case 'record_priority':
+        await stores.entries.recordPriority(action.entryId, action.priority, action.noBatch);
+        break;
+      case 'record_timeline': {
+        const entry = await stores.entries.findById(action.entryId);
+        if (entry) await stores.entries.appendTimeline(action.entryId, { at: new Date(action.at), state: entry.state, reason: action.reason }, key);
+        break;
+      }
+      case 'record_test_result': {
+        const run = await stores.testRuns.findById(ctx.queue.id, action.testRunId);
+        if (!run || run.status !== 'in_progress') break; // Cancelled meanwhile, or recorded already.
+        await stores.testRuns.update(run.id, {
+          status: action.passed ? 'succeeded' : 'failed',
+          finishedAt: new Date(action.at),
+          checkRuns: action.checkRuns,
+          failureStatuses: action.failedChecks,
+        });
+        break;
+      }
+      case 'start_run':
+        await recordRunStart(ctx, action.run);
+        break;
+      case 'cancel_run':
+        await recordRunCancelled(ctx, action.runId);
+        break;
+      case 'emit':
+        ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
+        if (ctx.outbox) for (const event of await outgoingEvents(stores, ctx.queue, action.event, new Date(ctx.now()))) await ctx.outbox.publish(event);
+        break;
+      case 'wake_at':
+        ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => ctx.wake());
+        break;
+      default:
+        break; // Host actions: carried out in the background (execute-actions.ts).
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { CheckResult } from '../ports/git-host.js';
+import type { StateChangeReason } from '../domain/pull-request-state.js';
+import type { EngineAction, EngineEvent } from '../engine/model.js';
+
+/**
+ * What the runner's inbox holds: the engine's events, plus intents whose record
+ * the runner must also write (it is the only writer of entry and run state).
+ * Handlers put these in the inbox and answer; the runner does the rest.
+ */
+export type RunnerInput =
+  | EngineEvent
+  /** A PR that ended submitted again: a new attempt of the same entry. */
+  | { type: 'resubmitted'; attempt: number; submitted: Extract<EngineEvent, { type: 'submitted' }> }
+  /** Cancel, also for an entry the engine does not hold (it still ends CANCELLED). */
+  | { type: 'cancel_requested'; entryId: string; prNumber: number }
+  /** The host says a PR changed: its facts are read again, off the request path. */
+  | { type: 'refresh_pull_request'; prNumber: number }
+  /** A host finished a test run: the run record gets its results, the engine its verdict. */
+  | { type: 'test_run_reported'; testRunId: string; engineRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
+
+/** An inbox entry: one input, when it happened, and its id (for acknowledging it). */
+export interface InboxItem {
+  id: string;
+  queueId: string;
+  input: RunnerInput;
+  /** When it happened; decide() is given this time. */
+  at: number;
+}
+
+/** Effects on the runner's own records that come with an intent rather than from the engine. */
+export type RecordAction =
+  | { type: 'record_resubmission'; entryId: string; attempt: number; priority: number; noBatch: boolean; at: number }
+  | { type: 'record_priority'; entryId: string; priority: number; noBatch: boolean }
+  /** A timeline record in the entry's current state (e.g. a restart of its tests). */
+  | { type: 'record_timeline'; entryId: string; reason: StateChangeReason; at: number }
+  | { type: 'record_test_result'; testRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[]; at: number };
+
+/** Host reads the runner does in the background for the engine. */
+export type HostReadAction = { type: 'refresh_pull_request'; prNumber: number } | { type: 'read_base_head' };
+
+export type RunnerAction = EngineAction | RecordAction | HostReadAction;
+
+/** The part of an input the engine decides on (null: runner-only). */
+export function engineEventOf(input: RunnerInput): EngineEvent | null {
+  switch (input.type) {
+    case 'resubmitted':
+      return input.submitted;
+    case 'cancel_requested':
+      return { type: 'cancelled', entryId: input.entryId };
+    case 'refresh_pull_request':
+      return null;
+    case 'test_run_reported':
+      return { type: 'run_finished', runId: input.engineRunId, passed: input.passed, failedChecks: input.failedChecks };
+    default:
+      return input;
+  }
+}
