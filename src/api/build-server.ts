@@ -106,7 +106,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const deps: ApiDeps = {
     stores: options.stores,
     tokens: tokenService(options.stores.tokens, now),
-    queues: queueService(options.stores, runner, now),
+    queues: queueService(options.stores, runner, options.gitHosts, now),
     pullRequests: pullRequestService(options.stores, options.gitHosts, runner, log, now),
     runner,
     now,

@@ -2,6 +2,7 @@ import { DEFAULT_QUEUE_CONFIG, type QueueConfig, type QueueMode } from '../domai
 import type { QueueRecord } from '../domain/records.js';
 import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
+import type { GitHostRegistry } from '../ports/git-host.js';
 import type { UpdateQueueRequest } from '../api/schemas/queue.js';
 import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import type { QueueRunner } from '../runner/queue-runner.js';
@@ -18,7 +19,7 @@ export async function findQueue(stores: Stores, repo: RepoRef, targetBranch: str
 }
 
 /** Creating, reading, reconfiguring and deleting queues. */
-export function queueService(stores: Stores, runner: QueueRunner, now: () => Date = () => new Date()) {
+export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHostRegistry, now: () => Date = () => new Date()) {
   // An update reads the config, merges the change and writes the whole config back:
   // run one update per queue at a time, or concurrent updates overwrite each other.
   // (Within this process only; several replicas would need a conditional write.)
@@ -72,8 +73,12 @@ export function queueService(stores: Stores, runner: QueueRunner, now: () => Dat
         updatedAt: at,
       });
       if (!inserted.ok) return conflict(`A queue already exists for ${describeQueue(input.repo, input.targetBranch)}.`);
-      // The runner asks for the branch's head now, so the first PR can start at once.
-      runner.kick(inserted.value.id);
+      // A host that answers from this service's database tells the branch's head now, so the
+      // first PR can start at once; a remote host is asked by the runner in the background.
+      const host = hosts.forHost(input.repo.host);
+      const head = host?.answersLocally ? await host.readBranchHead(input.repo, input.targetBranch).catch(() => null) : null;
+      if (head) await runner.dispatch(inserted.value.id, { type: 'base_moved', sha: head });
+      else runner.kick(inserted.value.id);
       return succeed(inserted.value);
     },
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EngineState } from '../engine/model.js';
+import type { EngineRun, EngineState } from '../engine/model.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { QueueRecord } from '../domain/records.js';
@@ -58,8 +58,8 @@ interface QueueWorker {
   /** Decisions whose host actions are done. */
   actedThrough: number;
   decisionsSinceSnapshot: number;
-  /** Runs in flight are started again once after a load: hosts may have lost them in a restart. */
-  resumeRuns: boolean;
+  /** Runs in flight when the state was loaded: started again once, hosts may have lost them in a restart. */
+  resumeRuns: EngineRun[];
   /** The current outage of the queue's host, as the runner saw it. */
   outage: { since: number; attempts: number } | null;
   /** Queue-order positions of the current state, computed once per version when a status needs them. */
@@ -272,10 +272,11 @@ export class QueueRunner {
       leaseExpiresAt: lease.expiresAt,
       actedThrough: cursors.actedThrough,
       decisionsSinceSnapshot: loaded?.decisions.length ?? 0,
-      resumeRuns: true,
+      resumeRuns: [],
       outage: null,
       positions: null,
     };
+    worker.resumeRuns = worker.state.runs.filter((run) => run.status === 'running');
     if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
     this.workers.set(queueId, worker);
     // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
@@ -350,11 +351,10 @@ export class QueueRunner {
 
   private async actLoop(worker: QueueWorker): Promise<void> {
     const { engine } = this.options.stores;
-    if (worker.resumeRuns) {
-      worker.resumeRuns = false;
-      for (const run of worker.state.runs.filter((r) => r.status === 'running')) {
-        if (!(await this.carryOut(worker, { type: 'start_run', run }))) return;
-      }
+    while (worker.resumeRuns.length > 0) {
+      const run = worker.resumeRuns[0] as EngineRun;
+      if (!(await this.carryOut(worker, { type: 'start_run', run }))) return;
+      worker.resumeRuns.shift();
     }
     for (;;) {
       if (!this.leaseValid(worker)) return;
