@@ -155,6 +155,23 @@ export class QueueRunner {
     });
   }
 
+  /**
+   * Waits until the queue's inbox is empty and every host action decided so far
+   * is done (tests, diagnostics). Only meaningful on the replica that is the writer.
+   */
+  async settled(queueId: string, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.decide(queueId);
+      await this.acting.get(queueId);
+      const worker = this.workers.get(queueId);
+      const idle = !this.acting.has(queueId) && (!worker || (worker.actedThrough >= worker.version && worker.resumeRuns.length === 0));
+      if (idle && (await this.options.stores.engine.pending(queueId, 1)).length === 0) return;
+      if (Date.now() > deadline) throw new Error(`queue ${queueId} did not settle in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   /** The engine's current view of a queue (tests and diagnostics). */
   async engineState(queueId: string): Promise<EngineState | null> {
     const worker = this.workers.get(queueId);
