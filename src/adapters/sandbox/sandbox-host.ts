@@ -5,7 +5,6 @@ import type { SandboxStore } from '../../ports/sandbox-store.js';
 import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import {
   defaultPullRequest,
-  emptyRepository,
   fakeSha,
   type PrBehavior,
   type SandboxPullRequest,
@@ -44,29 +43,33 @@ export class SandboxHost implements GitHost {
 
   constructor(private readonly options: SandboxOptions) {}
 
-  private async change<T>(repo: RepoRef, work: (state: SandboxRepositoryState, key: string) => T): Promise<T> {
-    const key = repoKey(repo);
-    return this.mutex.run(key, async () => {
-      const json = await this.options.store.load(key);
-      const state = json ? (JSON.parse(json) as SandboxRepositoryState) : emptyRepository();
-      const result = work(state, key);
-      await this.options.store.save(key, JSON.stringify(state));
+  /** A PR as stored, or as it exists before anyone changed it. */
+  private async pr(key: string, prNumber: number): Promise<SandboxPullRequest> {
+    return (await this.options.store.pullRequest(key, prNumber)) ?? defaultPullRequest(key, prNumber);
+  }
+
+  private async prs(key: string, prNumbers: number[]): Promise<SandboxPullRequest[]> {
+    const stored = new Map((await this.options.store.pullRequests(key, prNumbers)).map((pr) => [pr.number, pr]));
+    return prNumbers.map((n) => stored.get(n) ?? defaultPullRequest(key, n));
+  }
+
+  /** Changes one PR; changes of one PR are applied one at a time in this process. */
+  private changePr<T>(key: string, prNumber: number, work: (pr: SandboxPullRequest) => T): Promise<T> {
+    return this.mutex.run(`${key}#${prNumber}`, async () => {
+      const pr = await this.pr(key, prNumber);
+      const result = work(pr);
+      await this.options.store.savePullRequest(key, pr);
       return result;
     });
   }
 
-  private static pr(state: SandboxRepositoryState, key: string, prNumber: number): SandboxPullRequest {
-    state.pullRequests[prNumber] ??= defaultPullRequest(key, prNumber);
-    return state.pullRequests[prNumber];
-  }
-
-  private static head(state: SandboxRepositoryState, key: string, branch: string): string {
-    state.branches[branch] ??= fakeSha(key, 'branch', branch, 'initial');
-    return state.branches[branch];
+  private async head(key: string, branch: string): Promise<{ sha: string; stored: boolean }> {
+    const sha = await this.options.store.branch(key, branch);
+    return sha ? { sha, stored: true } : { sha: fakeSha(key, 'branch', branch, 'initial'), stored: false };
   }
 
   async readPullRequest(repo: RepoRef, prNumber: number): Promise<PullRequestFacts> {
-    const pr = await this.change(repo, (state, key) => ({ ...SandboxHost.pr(state, key, prNumber) }));
+    const pr = await this.pr(repoKey(repo), prNumber);
     return {
       title: pr.title,
       author: pr.author,
@@ -82,13 +85,13 @@ export class SandboxHost implements GitHost {
     };
   }
 
-  readBranchHead(repo: RepoRef, branch: string): Promise<string> {
-    return this.change(repo, (state, key) => SandboxHost.head(state, key, branch));
+  async readBranchHead(repo: RepoRef, branch: string): Promise<string> {
+    return (await this.head(repoKey(repo), branch)).sha;
   }
 
   async startTestRun(request: TestRunRequest): Promise<TestRunStarted> {
     const testBranch = `mq/${request.targetBranch}/${request.runId}`;
-    const prs = await this.change(request.repo, (state, key) => request.heads.map((h) => ({ ...SandboxHost.pr(state, key, h.prNumber) })));
+    const prs = await this.prs(repoKey(request.repo), request.heads.map((h) => h.prNumber));
     // A PR conflicting with one applied before it cannot be applied: like a failed merge on GitHub.
     const present = new Set<number>();
     for (const pr of prs) {
@@ -126,26 +129,26 @@ export class SandboxHost implements GitHost {
   }
 
   merge(request: Parameters<GitHost['merge']>[0]): Promise<MergeOutcome> {
-    return this.change(request.repo, (state, key): MergeOutcome => {
-      const current = SandboxHost.head(state, key, request.targetBranch);
-      const prs = request.heads.map((h) => SandboxHost.pr(state, key, h.prNumber));
+    const key = repoKey(request.repo);
+    return this.mutex.run(`${key}@${request.targetBranch}`, async (): Promise<MergeOutcome> => {
+      const current = await this.head(key, request.targetBranch);
+      const prs = await this.prs(key, request.heads.map((h) => h.prNumber));
       const landed = fakeSha(request.expectedBaseSha, ...request.heads.map((h) => `${h.prNumber}@${h.headSha}`));
       // Asked again after it merged (a replica died before recording it): the same answer, no second merge.
-      if (current === landed && prs.every((pr) => pr.merged)) return { ok: true, newBaseSha: landed };
-      if (current !== request.expectedBaseSha) return { ok: false, reason: 'base_moved' };
+      if (current.sha === landed && prs.every((pr) => pr.merged)) return { ok: true, newBaseSha: landed };
+      if (current.sha !== request.expectedBaseSha) return { ok: false, reason: 'base_moved' };
       if (prs.some((pr) => !pr.open || pr.merged)) return { ok: false, reason: 'pr_closed' };
       if (prs.some((pr, i) => pr.headSha !== request.heads[i]?.headSha)) return { ok: false, reason: 'head_changed' };
-      const newBaseSha = fakeSha(current, ...request.heads.map((h) => `${h.prNumber}@${h.headSha}`));
-      state.branches[request.targetBranch] = newBaseSha;
-      for (const pr of prs) Object.assign(pr, { open: false, merged: true });
-      return { ok: true, newBaseSha };
+      // The branch moves only from where it was checked (another replica may have moved it meanwhile).
+      if (!(await this.options.store.moveBranch(key, request.targetBranch, current.stored ? current.sha : null, landed))) return { ok: false, reason: 'base_moved' };
+      for (const pr of prs) await this.changePr(key, pr.number, (stored) => Object.assign(stored, { open: false, merged: true }));
+      return { ok: true, newBaseSha: landed };
     });
   }
 
   async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
     if (!update.statusCheckEnabled) return;
-    await this.change(update.repo, (state, key) => {
-      const pr = SandboxHost.pr(state, key, update.prNumber);
+    await this.changePr(repoKey(update.repo), update.prNumber, (pr) => {
       pr.queueStatus = {
         state: update.state,
         reason: update.reason,
@@ -157,8 +160,7 @@ export class SandboxHost implements GitHost {
 
   /** Changes a simulated PR (a push gives it a new head) and tells the queue. */
   async updatePullRequest(repo: RepoRef, prNumber: number, change: PullRequestChange): Promise<SandboxPullRequest> {
-    const pr = await this.change(repo, (state, key) => {
-      const pr = SandboxHost.pr(state, key, prNumber);
+    const pr = await this.changePr(repoKey(repo), prNumber, (pr) => {
       const { push, outcome, flakyRate, ciSeconds, conflictsWith, ...facts } = change;
       Object.assign(pr, facts);
       pr.behavior = {
@@ -176,9 +178,13 @@ export class SandboxHost implements GitHost {
 
   /** A push to a branch from outside the queue. */
   async pushToBranch(repo: RepoRef, branch: string): Promise<string> {
-    const sha = await this.change(repo, (state, key) => {
-      state.branches[branch] = fakeSha(SandboxHost.head(state, key, branch), 'outside push');
-      return state.branches[branch];
+    const key = repoKey(repo);
+    const sha = await this.mutex.run(`${key}@${branch}`, async () => {
+      for (;;) {
+        const current = await this.head(key, branch);
+        const next = fakeSha(current.sha, 'outside push');
+        if (await this.options.store.moveBranch(key, branch, current.stored ? current.sha : null, next)) return next;
+      }
     });
     await this.options.events().branchMoved(repo, branch, sha);
     return sha;
@@ -186,7 +192,7 @@ export class SandboxHost implements GitHost {
 
   /** The simulated repository as JSON-able data (GET-style reads for the demo). */
   inspect(repo: RepoRef): Promise<SandboxRepositoryState> {
-    return this.change(repo, (state) => structuredClone(state));
+    return this.options.store.repository(repoKey(repo));
   }
 
   stop(): void {

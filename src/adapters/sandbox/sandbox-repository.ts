@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 
 /**
  * A simulated repository: branches, pull requests and how each PR behaves in
- * CI. Plain data, persisted as JSON so a sandbox survives restarts.
+ * CI. Plain data, persisted (a document per PR and per branch) so a sandbox
+ * survives restarts.
  */
 export interface PrBehavior {
   /** pass: CI passes with it; fail: any run containing it fails; flaky: fails with flakyRate. */
@@ -55,8 +56,4 @@ export function defaultPullRequest(repoKey: string, prNumber: number): SandboxPu
     merged: false,
     behavior: { ...DEFAULT_BEHAVIOR },
   };
-}
-
-export function emptyRepository(): SandboxRepositoryState {
-  return { branches: {}, pullRequests: {} };
 }
