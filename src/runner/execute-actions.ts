@@ -97,9 +97,14 @@ async function refreshPullRequest(ctx: ActionContext, prNumber: number): Promise
   const host = hostOf(ctx);
   if (!host) return;
   const facts = await host.readPullRequest(queue.repo, prNumber);
-  if (!facts) return;
   const entry = await stores.entries.find(queue.id, prNumber);
   if (!entry || isTerminal(entry.state)) return;
+  if (!facts) {
+    // The host has no such PR (never had, or it was deleted): for the queue it is closed.
+    const gone = { headSha: entry.facts?.headSha ?? '', baseBranch: queue.targetBranch, open: false, draft: false, mergeability: 'unspecified' as const };
+    await ctx.report({ type: 'pr_facts_changed', prNumber, facts: gone, merged: false });
+    return;
+  }
   await stores.entries.setFacts(entry.id, facts);
   await ctx.report({ type: 'pr_facts_changed', prNumber, facts: engineFacts(facts), merged: facts.merged });
   const targets = await engineTargets(stores, queue.id, prNumber, facts.headSha);

@@ -11,10 +11,11 @@ export async function refreshWaitingFacts(stores: Stores, events: HostEvents, qu
   for (const queueId of queueIds) {
     const queue = await stores.queues.findById(queueId);
     if (!queue) continue;
-    for (const entry of await stores.entries.listEnqueued(queueId)) {
+    // Only the NOT_READY ones: the rest of a long queue is not read every round.
+    for (const entry of await stores.entries.page({ queueId, states: ['NOT_READY'], take: 1_000 })) {
       // Only facts the host has not settled: a PR GitHub calls not mergeable changes by an event
       // we hear of (a push, a review, its checks), so reading it every round would only spend API calls.
-      const waiting = entry.state === 'NOT_READY' && (!entry.facts || entry.facts.mergeability === 'in_progress' || entry.facts.mergeability === 'unspecified');
+      const waiting = !entry.facts || entry.facts.mergeability === 'in_progress' || entry.facts.mergeability === 'unspecified';
       if (!waiting) continue;
       await events.pullRequestChanged(queue.repo, entry.prNumber);
       refreshed++;
