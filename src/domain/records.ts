@@ -12,8 +12,16 @@ export interface QueueRecord {
   requestedState: RequestedQueueState;
   /** Set while a mode change waits for in-flight runs to end. */
   modeSwitchStartedAt: Date | null;
+  /** Set while the repository host fails and the queue's actions wait for it (written by the runner). */
+  hostOutage?: HostOutage | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** The repository host failing (5xx, time-outs, rate limits): since when, and its last words. */
+export interface HostOutage {
+  since: Date;
+  message: string;
 }
 
 /** What the repository host says about the host's mergeability check of a PR. */

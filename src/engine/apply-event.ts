@@ -118,6 +118,17 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       }
       return;
     }
+    case 'host_unavailable':
+      state.hostOutage = { since: state.hostOutage?.since ?? ctx.now, message: event.message };
+      return;
+    case 'host_recovered': {
+      const outage = state.hostOutage;
+      if (!outage) return;
+      // Results could not be read during the outage: it does not count toward test timeouts.
+      for (const run of state.runs) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
+      state.hostOutage = null;
+      return;
+    }
     case 'tick':
       return;
     default:

@@ -16,5 +16,6 @@ export function initialEngineState(targetBranch: string, config: Partial<QueueCo
     mergingRunId: null,
     recentOutcomes: [],
     nextEventSeq: 1,
+    hostOutage: null,
   };
 }

@@ -107,6 +107,11 @@ export interface EngineState {
   recentOutcomes: number[];
   /** Numbers emitted events, so each has a stable id across replays (outgoing webhooks). */
   nextEventSeq: number;
+  /**
+   * Set while the repository host fails (the runner retries its actions): nothing
+   * starts, merges or times out meanwhile. States saved before it existed lack it.
+   */
+  hostOutage?: { since: number; message: string } | null;
 }
 
 /** Everything that can happen to a queue. */
@@ -129,6 +134,10 @@ export type EngineEvent =
   | { type: 'merge_finished'; runId: string; ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' | 'merge_failed' }
   | { type: 'base_moved'; sha: string }
   | { type: 'config_changed'; config: QueueConfig; requestedState: RequestedQueueState }
+  /** The host failed an action (5xx, time-out, rate limit); the runner retries it with back-off. */
+  | { type: 'host_unavailable'; message: string }
+  /** A retried action went through: the outage is over. */
+  | { type: 'host_recovered' }
   | { type: 'tick' };
 
 /** Public events for outgoing webhooks (issue 5) and logs. */

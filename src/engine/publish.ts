@@ -58,7 +58,7 @@ export function publish(ctx: DecisionContext): void {
     ctx.emit({ type: 'pull_request_batch.pending_failure', prNumbers, runId: run.id, isBisection: run.isBisection, reason: run.failureReason ?? 'failed_tests' });
   }
   for (const run of state.runs) {
-    if (run.status === 'running') ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE_MS);
+    if (run.status === 'running' && !state.hostOutage) ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE_MS);
   }
   if (ctx.wakeAt !== null) ctx.actions.push({ type: 'wake_at', at: ctx.wakeAt });
 }

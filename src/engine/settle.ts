@@ -55,6 +55,7 @@ function admit(ctx: DecisionContext): void {
 }
 
 function timeOut(ctx: DecisionContext): void {
+  if (ctx.state.hostOutage) return; // A run cannot be judged while its results cannot be read.
   const limit = ctx.state.config.testingTimeoutMinutes * MINUTE_MS;
   for (const run of ctx.state.runs) {
     if (run.status === 'running' && ctx.now - run.startedAt >= limit) {

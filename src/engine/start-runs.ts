@@ -5,7 +5,8 @@ import { aheadOf, headsOf, PLACES_PER_RUN, queueOrder, runOf } from './order.js'
 
 export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
-  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha) return;
+  // During a host outage new runs would only wait behind the failing call.
+  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage) return;
   let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length;
   const order = queueOrder(state);
   let index = 0;

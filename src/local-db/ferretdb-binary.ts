@@ -31,7 +31,7 @@ export interface EnsureFerretDbBinaryOptions {
   findGo?: () => Promise<string | null>;
 }
 
-const SOURCES = ['main.go', 'go.mod', 'go.sum'] as const;
+const SOURCES = ['main.go', 'id_index.go', 'go.mod', 'go.sum'] as const;
 
 /** The Go wrapper's folder inside the project. */
 export function ferretDbSourceDir(projectRoot: string): string {

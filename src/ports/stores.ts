@@ -2,6 +2,7 @@ import type { QueueConfig } from '../domain/queue-config.js';
 import type { RequestedQueueState } from '../domain/queue-state.js';
 import type {
   ApiTokenRecord,
+  HostOutage,
   ImpactedTargetsRecord,
   PullRequestFacts,
   QueueEntryRecord,
@@ -41,7 +42,7 @@ export interface QueueStore {
   listForOrg(host: string, owner: string, repo?: RepoRef): Promise<QueueRecord[]>;
   update(
     id: string,
-    change: { config?: QueueConfig; requestedState?: RequestedQueueState; modeSwitchStartedAt?: Date | null; updatedAt: Date },
+    change: { config?: QueueConfig; requestedState?: RequestedQueueState; modeSwitchStartedAt?: Date | null; hostOutage?: HostOutage | null; updatedAt: Date },
   ): Promise<QueueRecord | null>;
   /** Deletes the queue and everything kept under it (targets, runs, entries). */
   delete(id: string): Promise<void>;
@@ -66,7 +67,7 @@ export interface QueueEntryStore {
    * that grows with every decision: a write whose key is not newer than the
    * entry's last one is a replay and changes nothing.
    */
-  /** A state change with its timeline record; nothing when the entry is in that state already. */
+  /** A state change with its timeline record; nothing when the entry is in that state already, or ended. */
   recordTransition(entryId: string, event: TimelineEvent, key: number): Promise<void>;
   /** A new attempt of an ended entry: back to NOT_READY at the end of its priority class. */
   recordResubmission(entryId: string, change: { attempt: number; priority: number; noBatch: boolean; at: Date }, key: number): Promise<void>;

@@ -318,12 +318,17 @@ export class QueueRunner {
     await engine.compact(worker.queueId, Math.min(worker.version, worker.actedThrough));
   }
 
-  /** The queue record shows what the engine is doing (SWITCHING_MODES); written here only. */
+  /** The queue record shows what the engine is doing (SWITCHING_MODES, a host outage); written here only. */
   private async syncQueueRecord(worker: QueueWorker): Promise<void> {
-    const switching = worker.state.switchingToMode !== null;
-    if (switching === (worker.queue.modeSwitchStartedAt !== null)) return;
+    const { queue, state } = worker;
+    const switching = state.switchingToMode !== null;
+    const outage = state.hostOutage ? { since: new Date(state.hostOutage.since), message: state.hostOutage.message } : null;
+    const shownOutage = queue.hostOutage ?? null;
+    const outageChanged = outage?.since.getTime() !== shownOutage?.since.getTime() || outage?.message !== shownOutage?.message;
+    if (switching === (queue.modeSwitchStartedAt !== null) && !outageChanged) return;
     const updated = await this.options.stores.queues.update(worker.queueId, {
-      modeSwitchStartedAt: switching ? new Date(this.now()) : null,
+      ...(switching !== (queue.modeSwitchStartedAt !== null) ? { modeSwitchStartedAt: switching ? new Date(this.now()) : null } : {}),
+      ...(outageChanged ? { hostOutage: outage } : {}),
       updatedAt: new Date(this.now()),
     });
     if (updated) worker.queue = updated;

@@ -15,7 +15,7 @@ const realRoot = await findProjectRoot();
 async function fakeProject(goExitCode = 0) {
   const root = await mkdtemp(join(tmpdir(), 'mq-ferretdb-binary-'));
   await mkdir(ferretDbSourceDir(root), { recursive: true });
-  for (const name of ['main.go', 'go.mod', 'go.sum']) {
+  for (const name of ['main.go', 'id_index.go', 'go.mod', 'go.sum']) {
     await copyFile(join(ferretDbSourceDir(realRoot), name), join(ferretDbSourceDir(root), name));
   }
   const builds = join(root, 'builds.log');

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -27,6 +28,7 @@ func main() {
 	os.Setenv("DO_NOT_TRACK", "1")
 
 	cfg := &ferretdb.Config{Listener: ferretdb.ListenerConfig{TCP: *listen}}
+	sqliteDir := ""
 	if *pgURL != "" {
 		cfg.Handler = "postgresql"
 		cfg.PostgreSQLURL = *pgURL
@@ -43,6 +45,7 @@ func main() {
 		}
 		cfg.Handler = "sqlite"
 		cfg.SQLiteURL = "file:" + abs + "/"
+		sqliteDir = abs
 	}
 
 	db, err := ferretdb.New(cfg)
@@ -55,6 +58,9 @@ func main() {
 
 	done := make(chan error, 1)
 	go func() { done <- db.Run(ctx) }()
+	if sqliteDir != "" {
+		go keepIDIndexes(ctx, sqliteDir, 200*time.Millisecond)
+	}
 
 	// The parent process reads this one line to learn the address; the
 	// listener is bound once MongoDBURI() answers with a real port.

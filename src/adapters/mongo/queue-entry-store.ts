@@ -40,7 +40,11 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
   const Entries = queueEntryModel(connection);
   const inStates = (states: readonly PullRequestState[]) => ({ $in: [...states] });
   // Entries written before keys existed have none: any key is newer.
-  const newerThan = (key: number) => ({ $or: [{ recordedKey: { $lt: key } }, { recordedKey: null }] });
+  const isNewer = (recorded: number | null | undefined, key: number) => (recorded ?? -1) < key;
+  const keyOf = async (entryId: string) => {
+    const _id = parseObjectId(entryId);
+    return _id ? Entries.findById(_id, { state: 1, recordedKey: 1 }).lean<{ state: PullRequestState; recordedKey?: number | null }>() : null;
+  };
 
   return {
     async insert(entry) {
@@ -61,9 +65,14 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       const doc = _id ? await Entries.findById(_id).lean<Doc>() : null;
       return doc ? toRecord(doc) : null;
     },
+    // The runner is the only writer of these fields, so each is a read, a check and a write
+    // by _id (the only filter FerretDB answers from an index), never a compound filter.
     async recordTransition(entryId, event, key) {
+      const current = await keyOf(entryId);
+      // An ended attempt changes only through a resubmission (a cancel racing a merge loses).
+      if (!current || !isNewer(current.recordedKey, key) || current.state === event.state || isTerminal(current.state)) return;
       await Entries.updateOne(
-        { _id: parseObjectId(entryId), state: { $ne: event.state }, ...newerThan(key) },
+        { _id: parseObjectId(entryId) },
         {
           $set: { state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key },
           $push: { timeline: event },
@@ -71,9 +80,11 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       );
     },
     async recordResubmission(entryId, change, key) {
+      const current = await keyOf(entryId);
+      if (!current || !isNewer(current.recordedKey, key)) return;
       const event: TimelineEvent = { at: change.at, state: 'NOT_READY', reason: 'resubmitted' };
       await Entries.updateOne(
-        { _id: parseObjectId(entryId), ...newerThan(key) },
+        { _id: parseObjectId(entryId) },
         {
           $set: {
             attempt: change.attempt,
@@ -90,7 +101,9 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       );
     },
     async appendTimeline(entryId, event, key) {
-      await Entries.updateOne({ _id: parseObjectId(entryId), ...newerThan(key) }, { $set: { recordedKey: key }, $push: { timeline: event } });
+      const current = await keyOf(entryId);
+      if (!current || !isNewer(current.recordedKey, key)) return;
+      await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { recordedKey: key }, $push: { timeline: event } });
     },
     async recordPriority(entryId, priority, noBatch) {
       await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { priority, noBatch } });

@@ -1,7 +1,7 @@
 import type { Connection, Types } from 'mongoose';
 import type { QueueConfig } from '../../domain/queue-config.js';
 import type { RequestedQueueState } from '../../domain/queue-state.js';
-import type { QueueRecord } from '../../domain/records.js';
+import type { HostOutage, QueueRecord } from '../../domain/records.js';
 import { orgKey, repoKey, type RepoRef } from '../../domain/repo.js';
 import type { QueueStore } from '../../ports/stores.js';
 import { isDuplicateKeyError } from './errors.js';
@@ -18,6 +18,7 @@ type Doc = {
   config: QueueConfig & { requiredStatuses?: string[] | null };
   requestedState: RequestedQueueState;
   modeSwitchStartedAt?: Date | null;
+  hostOutage?: HostOutage | null;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -31,6 +32,7 @@ function toRecord(doc: Doc): QueueRecord {
     config: requiredStatuses ? { ...config, requiredStatuses } : config,
     requestedState: doc.requestedState,
     modeSwitchStartedAt: doc.modeSwitchStartedAt ?? null,
+    hostOutage: doc.hostOutage?.since ? { since: doc.hostOutage.since, message: doc.hostOutage.message } : null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -83,6 +85,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       }
       if (change.requestedState) set.requestedState = change.requestedState;
       if (change.modeSwitchStartedAt !== undefined) set.modeSwitchStartedAt = change.modeSwitchStartedAt;
+      if (change.hostOutage !== undefined) set.hostOutage = change.hostOutage;
       const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
       await Queues.updateOne({ _id }, update);
       const doc = await Queues.findById(_id).lean<Doc>();

@@ -1,0 +1,76 @@
+/**
+ * A host outage is not a verdict: while the runner retries a failing host, the
+ * engine starts, merges and times out nothing, and no PR changes state or place;
+ * the outage does not count toward a run's test timeout.
+ */
+import { decide } from '../../src/engine/decide.js';
+import { initialEngineState } from '../../src/engine/initial-state.js';
+import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../src/engine/model.js';
+
+const MINUTE = 60_000;
+const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
+
+function queue() {
+  let state: EngineState = initialEngineState('main', { concurrency: 1, testingTimeoutMinutes: 60 }, 'base0');
+  const log: EngineAction[] = [];
+  const send = (event: EngineEvent, at: number) => {
+    const decision = decide(state, event, at);
+    state = decision.state;
+    log.push(...decision.actions);
+    return decision;
+  };
+  const submit = (n: number, at: number) => send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`) }, at);
+  return { send, submit, log, get state() { return state; }, states: () => Object.fromEntries(state.entries.map((e) => [e.prNumber, e.state])) };
+}
+
+test('a run does not time out during an outage, and the outage does not count toward its timeout', () => {
+  const q = queue();
+  q.submit(1, 0);
+  q.send({ type: 'host_unavailable', message: 'start_run: 502: Bad Gateway' }, 10 * MINUTE);
+  // Well past the 60-minute timeout, still in the outage: nothing fails, nothing is cancelled.
+  const during = q.send({ type: 'tick' }, 90 * MINUTE);
+  expect(during.actions.filter((a) => a.type === 'cancel_run' || a.type === 'publish_status')).toEqual([]);
+  expect(q.states()).toEqual({ 1: 'TESTING' });
+  expect(q.state.hostOutage).toEqual({ since: 10 * MINUTE, message: 'start_run: 502: Bad Gateway' });
+  // A second failure keeps the outage's start.
+  q.send({ type: 'host_unavailable', message: 'merge: request timed out' }, 95 * MINUTE);
+  expect(q.state.hostOutage?.since).toBe(10 * MINUTE);
+  // Recovered at 100 min: 90 minutes of outage do not count, so the run has 10 of its 60 minutes behind it.
+  const recovered = q.send({ type: 'host_recovered' }, 100 * MINUTE);
+  expect(q.state.hostOutage).toBeNull();
+  expect(q.state.runs[0]?.startedAt).toBe(90 * MINUTE);
+  expect(recovered.actions).toContainEqual({ type: 'wake_at', at: 150 * MINUTE });
+  q.send({ type: 'tick' }, 149 * MINUTE);
+  expect(q.states()).toEqual({ 1: 'TESTING' });
+  q.send({ type: 'tick' }, 150 * MINUTE);
+  expect(q.state.entries).toEqual([]); // Timed out at last, by its own time.
+  expect(q.log).toContainEqual(expect.objectContaining({ type: 'publish_status', prNumber: 1, state: 'FAILED', reason: 'timed_out' }));
+});
+
+test('during an outage nothing starts or merges; PRs keep their order and state; afterwards the queue goes on', () => {
+  const q = queue();
+  q.submit(1, 0);
+  const passed = q.send({ type: 'run_finished', runId: 'r1', passed: true }, MINUTE);
+  const merge = passed.actions.find((a) => a.type === 'merge');
+  expect(merge).toBeDefined();
+  // The merge call fails: the runner retries it (the merge stays requested), and tells the engine.
+  q.send({ type: 'host_unavailable', message: 'merge: 503' }, 2 * MINUTE);
+  const arrivals = [q.submit(2, 3 * MINUTE), q.submit(3, 4 * MINUTE)];
+  expect(arrivals.flatMap((d) => d.actions).filter((a) => a.type === 'start_run' || a.type === 'merge')).toEqual([]);
+  expect(q.states()).toEqual({ 1: 'TESTS_PASSED', 2: 'PENDING', 3: 'PENDING' });
+  // Recovered: the next PR in line starts at once, on top of the one whose merge is in flight.
+  const recovered = q.send({ type: 'host_recovered' }, 10 * MINUTE);
+  const started = recovered.actions.filter((a): a is Extract<EngineAction, { type: 'start_run' }> => a.type === 'start_run');
+  expect(started.map((a) => [a.run.ahead.map((h) => h.entryId), a.run.unit.map((h) => h.entryId)])).toEqual([[['e1'], ['e2']]]);
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'm1' }, 11 * MINUTE);
+  expect(q.states()).toEqual({ 2: 'TESTING', 3: 'PENDING' });
+});
+
+test('a recovery without an outage changes nothing', () => {
+  const q = queue();
+  q.submit(1, 0);
+  const before = structuredClone(q.state);
+  const decision = q.send({ type: 'host_recovered' }, MINUTE);
+  expect(q.state).toEqual(before);
+  expect(decision.actions.filter((a) => a.type !== 'wake_at')).toEqual([]);
+});
