@@ -99,6 +99,7 @@ export type TestRunChange = Partial<
 >;
 
 export interface TestRunStore {
+  /** Inserting a run the engine already has a record for answers that record (a replayed start). */
   insert(run: Omit<TestRunRecord, 'id'>): Promise<TestRunRecord>;
   /** The run the engine calls `engineRunId` in this queue. */
   findByEngineRunId(queueId: string, engineRunId: string): Promise<TestRunRecord | null>;

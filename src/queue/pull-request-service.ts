@@ -98,28 +98,29 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
 
         for (;;) {
           const at = now();
-          const existing = await stores.entries.find(queue.id, ref.prNumber);
-          if (!existing) {
-            const priority = ref.priority ?? DEFAULT_PRIORITY;
-            const noBatch = ref.noBatch ?? false;
-            const inserted = await stores.entries.insert({
-              queueId: queue.id,
-              prNumber: ref.prNumber,
-              attempt: 1,
-              state: 'NOT_READY',
-              priority,
-              noBatch,
-              submittedAt: at,
-              stateChangedAt: at,
-              concludedAt: null,
-              facts: facts.value,
-              timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
-            });
-            if (!inserted.ok) continue; // A concurrent submit of the same PR won the insert: treat it as a re-submit.
+          // Most submits are of PRs never seen: try the insert first (its unique key says when the PR has an entry).
+          const priority = ref.priority ?? DEFAULT_PRIORITY;
+          const noBatch = ref.noBatch ?? false;
+          const inserted = await stores.entries.insert({
+            queueId: queue.id,
+            prNumber: ref.prNumber,
+            attempt: 1,
+            state: 'NOT_READY',
+            priority,
+            noBatch,
+            submittedAt: at,
+            stateChangedAt: at,
+            concludedAt: null,
+            facts: facts.value,
+            timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
+          });
+          if (inserted.ok) {
             const entry = inserted.value;
             const submitted = await submittedEvent(queue, entry, facts.value, priority, noBatch);
             return succeed({ queue, entry: await enqueue(queue, entry, submitted, null, refresh) });
           }
+          const existing = await stores.entries.find(queue.id, ref.prNumber);
+          if (!existing) continue; // Deleted between the two: try again.
           if (existing.state === 'MERGED') return invalid(`Pull request #${ref.prNumber} is already merged.`);
           if (facts.value) await stores.entries.setFacts(existing.id, facts.value);
           const known = facts.value ?? existing.facts;

@@ -119,7 +119,8 @@ async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineActio
   const entry: QueueEntryRecord | null = await stores.entries.findById(action.entryId);
   if (!entry?.facts) return;
   const position = isTerminal(action.state) ? undefined : ctx.positionOf(entry.id);
-  const run = await stores.testRuns.latestForPr(queue.id, entry.prNumber);
+  // Links and failing checks matter once a run decided something; a waiting PR shows its place.
+  const run = action.state === 'PENDING' || action.state === 'NOT_READY' ? null : await stores.testRuns.latestForPr(queue.id, entry.prNumber);
   await host.reportPullRequestStatus({
     repo: queue.repo,
     targetBranch: queue.targetBranch,
@@ -153,8 +154,6 @@ async function describeHeads(ctx: ActionContext, heads: AppliedHead[]): Promise<
 /** The run's record, created with the decision (database only), so views show it at once. */
 export async function recordRunStart(ctx: ActionContext, run: EngineRun): Promise<TestRunRecord> {
   const { stores, queue } = ctx;
-  const existing = await stores.testRuns.findByEngineRunId(queue.id, run.id);
-  if (existing) return existing;
   const tested = await describeHeads(ctx, run.unit);
   const dependent = await describeHeads(ctx, run.ahead);
   return stores.testRuns.insert({

@@ -228,6 +228,7 @@ export class QueueRunner {
       for (;;) {
         const items = await engine.pending(queueId, BATCH);
         if (items.length === 0) break;
+        // What arrives from now on is decided by the decide() its sender queued behind this one.
         let decided;
         try {
           decided = decideInputs(worker.state, items);
@@ -258,13 +259,13 @@ export class QueueRunner {
         await engine.acknowledge(items.map((item) => item.id));
         if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
         await recordDecision(this.context(worker), version, decided.actions);
-        await engine.advanceCursor(queueId, 'recordedThrough', version);
         await this.syncQueueRecord(worker);
         for (const item of items) {
           this.waiters.get(item.id)?.();
           this.waiters.delete(item.id);
         }
         await this.maybeSnapshot(worker);
+        if (items.length < BATCH) break;
       }
       this.act(worker);
     });
@@ -297,11 +298,9 @@ export class QueueRunner {
     if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
     this.workers.set(queueId, worker);
     // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
-    for (const decision of loaded?.decisions ?? []) {
-      if (decision.version <= cursors.recordedThrough) continue;
-      log.info({ queueId, version: decision.version }, 'recording a decision a previous writer may not have finished');
-      await recordDecision(this.context(worker), decision.version, decision.actions);
-    }
+    const unrecorded = (loaded?.decisions ?? []).filter((decision) => decision.version > cursors.recordedThrough);
+    if (unrecorded.length > 0) log.info({ queueId, decisions: unrecorded.length }, 'recording again the decisions since the last snapshot (repeats change nothing)');
+    for (const decision of unrecorded) await recordDecision(this.context(worker), decision.version, decision.actions);
     if (worker.version > cursors.recordedThrough) await stores.engine.advanceCursor(queueId, 'recordedThrough', worker.version);
     // A tick re-arms timers (timeouts, batch waits) and asks for the branch head if unknown.
     await stores.engine.enqueue(queueId, { queueId, input: { type: 'tick' }, at: this.now() });
@@ -313,6 +312,8 @@ export class QueueRunner {
     if (worker.decisionsSinceSnapshot < (this.options.snapshotEvery ?? 100)) return;
     const { engine } = this.options.stores;
     await engine.saveSnapshot(worker.queueId, { version: worker.version, state: worker.state });
+    // Recorded before the snapshot; the cursor moves with it (a load re-records, harmlessly, what came after).
+    await engine.advanceCursor(worker.queueId, 'recordedThrough', worker.version);
     worker.decisionsSinceSnapshot = 0;
     // Decisions whose host actions are not done yet stay (the background loop reads them).
     await engine.compact(worker.queueId, Math.min(worker.version, worker.actedThrough));

@@ -44,7 +44,11 @@ func main() {
 			fail(err.Error())
 		}
 		cfg.Handler = "sqlite"
-		cfg.SQLiteURL = "file:" + abs + "/"
+		// WAL with synchronous=NORMAL: a commit survives the process being killed
+		// (kill -9), not a power cut; no fsync per write, which made every write
+		// wait on the disk. The local database is for development and tests;
+		// production uses MongoDB.
+		cfg.SQLiteURL = "file:" + abs + "/?_pragma=synchronous(normal)"
 		sqliteDir = abs
 	}
 

@@ -5,7 +5,7 @@ import { mongoEngineStore } from './engine-store.js';
 import { mongoSandboxStore } from './sandbox-store.js';
 import { mongoDeliveryStore } from './delivery-store.js';
 import { mongoImpactedTargetsStore } from './impacted-targets-store.js';
-import { mongoQueueEntryStore } from './queue-entry-store.js';
+import { ensureEntryKeys, mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
 import { mongoTestRunStore } from './test-run-store.js';
 import { mongoWebhookStore } from './webhook-store.js';
@@ -55,5 +55,6 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
     },
   };
   await Promise.all(Object.values(connection.models).map((model) => model.createIndexes()));
+  await ensureEntryKeys(connection);
   return stores;
 }

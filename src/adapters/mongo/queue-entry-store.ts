@@ -1,9 +1,9 @@
-import type { Connection, Types } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
 import { ENQUEUED_STATES, isTerminal, type PullRequestState } from '../../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, TimelineEvent } from '../../domain/records.js';
 import type { QueueEntryStore } from '../../ports/stores.js';
 import { isDuplicateKeyError } from './errors.js';
-import { queueEntryModel } from './models/queue-entry.js';
+import { queueEntryKeyModel, queueEntryModel } from './models/queue-entry.js';
 import { parseObjectId } from './object-id.js';
 
 type Doc = Omit<QueueEntryRecord, 'id' | 'queueId' | 'facts'> & {
@@ -36,8 +36,30 @@ function queueObjectId(queueId: string): Types.ObjectId {
   return id;
 }
 
+type KeyDoc = { _id: string; entryId: Types.ObjectId };
+const keyFor = (queueId: string, prNumber: number) => `${queueId}:${prNumber}`;
+
+/** Entries written before the key collection existed get their keys (once; later starts find nothing to do). */
+export async function ensureEntryKeys(connection: Connection): Promise<number> {
+  const Entries = queueEntryModel(connection);
+  const Keys = queueEntryKeyModel(connection);
+  if ((await Entries.estimatedDocumentCount()) === (await Keys.estimatedDocumentCount())) return 0;
+  const have = new Set((await Keys.find({}, { _id: 1 }).lean<{ _id: string }[]>()).map((k) => k._id));
+  let added = 0;
+  for (const entry of await Entries.find({}, { _id: 1, queueId: 1, prNumber: 1 }).lean<{ _id: Types.ObjectId; queueId: Types.ObjectId; prNumber: number }[]>()) {
+    const _id = keyFor(entry.queueId.toHexString(), entry.prNumber);
+    if (have.has(_id)) continue;
+    await Keys.create({ _id, queueId: entry.queueId, entryId: entry._id }).catch((error: unknown) => {
+      if (!isDuplicateKeyError(error)) throw error;
+    });
+    added++;
+  }
+  return added;
+}
+
 export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
   const Entries = queueEntryModel(connection);
+  const Keys = queueEntryKeyModel(connection);
   const inStates = (states: readonly PullRequestState[]) => ({ $in: [...states] });
   // Entries written before keys existed have none: any key is newer.
   const isNewer = (recorded: number | null | undefined, key: number) => (recorded ?? -1) < key;
@@ -48,8 +70,19 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
 
   return {
     async insert(entry) {
+      const queueId = queueObjectId(entry.queueId);
+      const _id = keyFor(entry.queueId, entry.prNumber);
+      let entryId = new Types.ObjectId();
       try {
-        const doc = await Entries.create({ ...entry, queueId: queueObjectId(entry.queueId), recordedKey: 0 });
+        await Keys.create({ _id, queueId, entryId });
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        const key = await Keys.findById(_id).lean<KeyDoc>();
+        if (!key || (await Entries.exists({ _id: key.entryId }))) return { ok: false, reason: 'duplicate' };
+        entryId = key.entryId; // Taken by a writer that died before writing the entry: finish its work.
+      }
+      try {
+        const doc = await Entries.create({ ...entry, _id: entryId, queueId, recordedKey: 0 });
         return { ok: true, value: toRecord(doc.toObject() as Doc) };
       } catch (error) {
         if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
@@ -57,7 +90,8 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       }
     },
     async find(queueId, prNumber) {
-      const doc = await Entries.findOne({ queueId: queueObjectId(queueId), prNumber: Number(prNumber) }).lean<Doc>();
+      const key = await Keys.findById(keyFor(queueId, Number(prNumber))).lean<KeyDoc>();
+      const doc = key ? await Entries.findById(key.entryId).lean<Doc>() : null;
       return doc ? toRecord(doc) : null;
     },
     async findById(id) {

@@ -6,7 +6,7 @@ import { orgKey, repoKey, type RepoRef } from '../../domain/repo.js';
 import type { QueueStore } from '../../ports/stores.js';
 import { isDuplicateKeyError } from './errors.js';
 import { impactedTargetModels } from './models/impacted-targets.js';
-import { queueEntryModel } from './models/queue-entry.js';
+import { queueEntryKeyModel, queueEntryModel } from './models/queue-entry.js';
 import { queueModel } from './models/queue.js';
 import { testRunModel } from './models/test-run.js';
 import { parseObjectId } from './object-id.js';
@@ -41,6 +41,7 @@ function toRecord(doc: Doc): QueueRecord {
 export function mongoQueueStore(connection: Connection): QueueStore {
   const Queues = queueModel(connection);
   const Entries = queueEntryModel(connection);
+  const EntryKeys = queueEntryKeyModel(connection);
   const Runs = testRunModel(connection);
   const Targets = impactedTargetModels(connection);
 
@@ -101,6 +102,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       await Targets.sets.deleteMany({ queueId: _id });
       await Runs.deleteMany({ queueId: _id });
       await Entries.deleteMany({ queueId: _id });
+      await EntryKeys.deleteMany({ queueId: _id });
     },
   };
 }

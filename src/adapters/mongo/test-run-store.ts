@@ -1,4 +1,6 @@
-import type { Connection, Types } from 'mongoose';
+import { createHash } from 'node:crypto';
+import { Types, type Connection } from 'mongoose';
+import { isDuplicateKeyError } from './errors.js';
 import type { TestRunRecord } from '../../domain/records.js';
 import type { TestRunStore } from '../../ports/stores.js';
 import { testRunModel } from './models/test-run.js';
@@ -11,6 +13,15 @@ function toRecord(doc: Doc): TestRunRecord {
   return { ...rest, id: _id.toHexString(), queueId: queueId.toHexString() };
 }
 
+/**
+ * A run the engine started has an _id derived from (queue, engine run id):
+ * finding it is a lookup by _id, the only one FerretDB answers from an index,
+ * and inserting it twice (a replayed start) finds the first.
+ */
+function runObjectId(queueId: string, engineRunId: string): Types.ObjectId {
+  return new Types.ObjectId(createHash('sha256').update(`${queueId}:${engineRunId}`).digest().subarray(0, 12));
+}
+
 export function mongoTestRunStore(connection: Connection): TestRunStore {
   const Runs = testRunModel(connection);
   const queueObjectId = (queueId: string) => {
@@ -21,15 +32,26 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
 
   return {
     async insert(run) {
-      const doc = await Runs.create({
-        ...run,
-        queueId: queueObjectId(run.queueId),
-        testedPrNumbers: run.testedPullRequests.map((pr) => pr.prNumber),
-      });
-      return toRecord(doc.toObject() as Doc);
+      const _id = run.engineRunId ? runObjectId(run.queueId, run.engineRunId) : new Types.ObjectId();
+      try {
+        const doc = await Runs.create({
+          ...run,
+          _id,
+          queueId: queueObjectId(run.queueId),
+          testedPrNumbers: run.testedPullRequests.map((pr) => pr.prNumber),
+        });
+        return toRecord(doc.toObject() as Doc);
+      } catch (error) {
+        const existing = isDuplicateKeyError(error) ? await Runs.findById(_id).lean<Doc>() : null;
+        if (existing) return toRecord(existing);
+        throw error;
+      }
     },
     async findByEngineRunId(queueId, engineRunId) {
-      const doc = await Runs.findOne({ queueId: queueObjectId(queueId), engineRunId: String(engineRunId) }).lean<Doc>();
+      const doc =
+        (await Runs.findById(runObjectId(queueId, String(engineRunId))).lean<Doc>()) ??
+        // Runs stored before their ids were derived.
+        (await Runs.findOne({ queueId: queueObjectId(queueId), engineRunId: String(engineRunId) }).lean<Doc>());
       return doc ? toRecord(doc) : null;
     },
     async update(id, change) {
@@ -39,8 +61,9 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
     async findById(queueId, id) {
       const _id = parseObjectId(id);
       if (!_id) return null;
-      const doc = await Runs.findOne({ _id, queueId: queueObjectId(queueId) }).lean<Doc>();
-      return doc ? toRecord(doc) : null;
+      // By _id alone (an index on FerretDB), then the queue checked here.
+      const doc = await Runs.findById(_id).lean<Doc>();
+      return doc && doc.queueId.toHexString() === queueObjectId(queueId).toHexString() ? toRecord(doc) : null;
     },
     async latestForPr(queueId, prNumber) {
       const doc = await Runs.findOne({ queueId: queueObjectId(queueId), testedPrNumbers: Number(prNumber) })

@@ -58,3 +58,19 @@ queueEntrySchema.index({ queueId: 1, stateChangedAt: 1 });
 export function queueEntryModel(connection: Connection) {
   return connection.model('QueueEntry', queueEntrySchema);
 }
+
+/**
+ * `<queue id>:<PR number>` → entry id. Finding a PR's entry is then two lookups
+ * by _id, the only ones FerretDB answers from an index (a query on queueId and
+ * prNumber reads every entry of every queue). Taken before the entry is written:
+ * the unique key is also what makes one entry per PR per queue.
+ */
+const queueEntryKeySchema = new Schema(
+  { _id: { type: String, required: true }, queueId: { type: Schema.Types.ObjectId, required: true }, entryId: { type: Schema.Types.ObjectId, required: true } },
+  { collection: 'queue_entry_keys', versionKey: false },
+);
+queueEntryKeySchema.index({ queueId: 1 });
+
+export function queueEntryKeyModel(connection: Connection) {
+  return connection.model('QueueEntryKey', queueEntryKeySchema);
+}
