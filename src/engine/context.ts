@@ -1,6 +1,6 @@
 import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
 import type { EmittedEvent, EngineAction, EngineEntry, EngineRun, EngineState } from './model.js';
-import { runOf } from './order.js';
+import { queueOrder, runOf } from './order.js';
 
 /** Why an entry changed state in this decision, when the default reason would be wrong. */
 export interface Hint {
@@ -19,6 +19,16 @@ export class DecisionContext {
   wakeAt: number | null = null;
   /** States before this decision, to publish only real changes. */
   readonly before: Map<string, PullRequestState>;
+  /**
+   * Counts changes to entries that settle's fixed point depends on (admissions,
+   * demotions, places, bisection keys). With the runs, the merge in flight and
+   * the actions, it tells settle whether a round moved anything, without
+   * walking the whole queue.
+   */
+  changes = 0;
+  /** Lookups kept for the entries array they were built from (a new array, or a push, rebuilds them). */
+  private index: { entries: EngineEntry[]; length: number; byId: Map<string, EngineEntry> } | null = null;
+  private ordered: { entries: EngineEntry[]; length: number; changes: number; order: EngineEntry[] } | null = null;
 
   constructor(
     readonly state: EngineState,
@@ -28,7 +38,26 @@ export class DecisionContext {
   }
 
   entry(id: string): EngineEntry | undefined {
-    return this.state.entries.find((e) => e.id === id);
+    const { entries } = this.state;
+    if (this.index?.entries !== entries || this.index.length !== entries.length) {
+      this.index = { entries, length: entries.length, byId: new Map(entries.map((e) => [e.id, e])) };
+    }
+    return this.index.byId.get(id);
+  }
+
+  /** Queue order, computed once until an entry is added, removed, admitted, demoted or placed. */
+  order(): EngineEntry[] {
+    const { entries } = this.state;
+    const cached = this.ordered;
+    if (cached && cached.entries === entries && cached.length === entries.length && cached.changes === this.changes) return cached.order;
+    const order = queueOrder(this.state);
+    this.ordered = { entries, length: entries.length, changes: this.changes, order };
+    return order;
+  }
+
+  /** A change to an entry's admission, place or unit: settle goes round again, the order is recomputed. */
+  entryChanged(): void {
+    this.changes++;
   }
 
   entryByPr(prNumber: number): EngineEntry | undefined {

@@ -10,9 +10,19 @@ import { settle } from './settle.js';
  * modified, and the same arguments always give the same decision.
  */
 export function decide(state: EngineState, event: EngineEvent, now: number): Decision {
-  const ctx = new DecisionContext(structuredClone(state), now);
+  return decideInPlace(structuredClone(state), event, now);
+}
+
+/**
+ * The same decision, made on the given state itself (no copy of the whole
+ * queue): for the one writer that owns its copy of the state. Deterministic
+ * like decide(); if it throws, the state may be half-changed and must be
+ * reloaded. The actions never share objects with the state.
+ */
+export function decideInPlace(state: EngineState, event: EngineEvent, now: number): Decision {
+  const ctx = new DecisionContext(state, now);
   applyEvent(ctx, event);
   settle(ctx);
   publish(ctx);
-  return { state: ctx.state, actions: ctx.actions };
+  return { state: ctx.state, actions: structuredClone(ctx.actions) };
 }

@@ -1,7 +1,7 @@
 import { token } from './content.js';
 import type { DecisionContext } from './context.js';
 import type { EngineRun } from './model.js';
-import { queueOrder, runOf } from './order.js';
+import { runOf } from './order.js';
 import { expectedAhead } from './run-validity.js';
 
 /**
@@ -11,7 +11,7 @@ import { expectedAhead } from './run-validity.js';
  */
 export function decideFailures(ctx: DecisionContext): void {
   const { state } = ctx;
-  const order = queueOrder(state);
+  const order = ctx.order();
   for (const run of state.runs.filter((r) => r.status === 'failed').sort((a, b) => a.seq - b.seq)) {
     if (!state.runs.includes(run)) continue;
     const ahead = expectedAhead(ctx, order, run) ?? [];
@@ -52,6 +52,7 @@ function bisect(ctx: DecisionContext, run: EngineRun): void {
     for (const head of heads) {
       const entry = ctx.entry(head.entryId);
       if (!entry) continue;
+      ctx.entryChanged();
       entry.unitKey = `${run.id}.${i}`;
       entry.bisection = true;
       ctx.hint(entry.id, 'bisecting');

@@ -1,6 +1,6 @@
 import type { DecisionContext } from './context.js';
 import type { EngineRun } from './model.js';
-import { queueOrder, runOf } from './order.js';
+import { runOf } from './order.js';
 import { expectedAhead, isValid } from './run-validity.js';
 
 /**
@@ -11,7 +11,7 @@ import { expectedAhead, isValid } from './run-validity.js';
 export function merge(ctx: DecisionContext): void {
   const { state } = ctx;
   if (state.mergingRunId || state.requestedState === 'PAUSED' || !state.baseSha || state.hostOutage) return;
-  const order = queueOrder(state);
+  const order = ctx.order();
   const passed = state.runs.filter((r) => r.status === 'passed' && isValid(ctx, order, r)).sort((a, b) => a.seq - b.seq);
   let chosen: EngineRun | undefined;
   if (state.config.mode === 'parallel') {

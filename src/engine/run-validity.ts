@@ -1,7 +1,7 @@
 import { headOf, normalizeBase, runContent, sameContent, token } from './content.js';
 import type { DecisionContext } from './context.js';
 import type { EngineEntry, EngineRun } from './model.js';
-import { aheadOf, headsOf, queueOrder } from './order.js';
+import { aheadOf, headsOf } from './order.js';
 
 /** Where a run's unit stands in the queue, and what it must be tested on. */
 export function expectedAhead(ctx: DecisionContext, order: EngineEntry[], run: EngineRun): EngineEntry[] | null {
@@ -38,7 +38,7 @@ export function isValid(ctx: DecisionContext, order: EngineEntry[], run: EngineR
  */
 export function reconcile(ctx: DecisionContext): void {
   for (;;) {
-    const order = queueOrder(ctx.state);
+    const order = ctx.order();
     const invalid = ctx.state.runs
       .filter((run) => run.id !== ctx.state.mergingRunId) // Its merge decides it.
       .sort((a, b) => a.seq - b.seq)

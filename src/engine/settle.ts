@@ -29,9 +29,10 @@ export function settle(ctx: DecisionContext): void {
   throw new Error('engine did not settle in 100 rounds');
 }
 
+/** What a round can move: runs, the merge in flight, the mode switch, actions, entries (counted, not walked). */
 function fingerprint(ctx: DecisionContext): string {
   const { state } = ctx;
-  return JSON.stringify([state.entries.map((e) => [e.id, e.state, e.unitKey]), state.runs.map((r) => [r.id, r.status]), state.mergingRunId, state.switchingToMode, ctx.actions.length]);
+  return JSON.stringify([state.entries.length, ctx.changes, state.runs.map((r) => [r.id, r.status]), state.mergingRunId, state.switchingToMode, ctx.actions.length]);
 }
 
 function admit(ctx: DecisionContext): void {
@@ -39,6 +40,7 @@ function admit(ctx: DecisionContext): void {
     const admissible =
       notReadyReason({ targetBranch: ctx.state.targetBranch, mode: ctx.state.config.mode, facts: entry.facts, targetsSha: entry.targets?.sha ?? null }) === null;
     if (entry.state === 'NOT_READY' && admissible) {
+      ctx.entryChanged();
       entry.state = 'PENDING';
       entry.admittedAt = ctx.now;
       // Published at once, so the timeline shows admission even if testing starts in the same decision.
@@ -46,6 +48,7 @@ function admit(ctx: DecisionContext): void {
     } else if (entry.state !== 'NOT_READY' && !admissible) {
       const run = runOf(ctx.state, entry.id);
       if (run) ctx.dropRun(run, 'rebuilt');
+      ctx.entryChanged();
       entry.state = 'NOT_READY';
       entry.admittedAt = null;
       entry.place = null; // Back in line from the end once it is ready again.

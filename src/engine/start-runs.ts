@@ -1,14 +1,14 @@
 import { batchCapacity } from './batch-size.js';
 import type { DecisionContext } from './context.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
-import { aheadOf, headsOf, PLACES_PER_RUN, queueOrder, runOf } from './order.js';
+import { aheadOf, headsOf, PLACES_PER_RUN, runOf } from './order.js';
 
 export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
   // During a host outage new runs would only wait behind the failing call.
   if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage) return;
   let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length;
-  const order = queueOrder(state);
+  const order = ctx.order();
   let index = 0;
   while (slots > 0 && index < order.length) {
     const entry = order[index] as EngineEntry;
@@ -43,6 +43,7 @@ export function startRuns(ctx: DecisionContext): void {
     };
     state.runs.push(run);
     unit.forEach((entry, i) => {
+      if (entry.place === null) ctx.entryChanged();
       entry.place ??= run.seq * PLACES_PER_RUN + i;
     });
     ctx.actions.push({ type: 'start_run', run });

@@ -1,4 +1,4 @@
-import { decide } from '../engine/decide.js';
+import { decideInPlace } from '../engine/decide.js';
 import type { EngineState } from '../engine/model.js';
 import { queueOrder } from '../engine/order.js';
 import type { StoredDecision, StoredSnapshot } from '../ports/engine-store.js';
@@ -23,7 +23,8 @@ export class PoisonInput extends Error {
 }
 
 /**
- * Applies inbox inputs to the engine state. Besides the engine's own actions,
+ * Applies inbox inputs to the engine state, in place (the runner owns its copy;
+ * on an error it reloads it). Besides the engine's own actions,
  * intents the runner records itself (a resubmission, a priority, a restart in
  * the timeline, a test run's results) and host reads it must do come out as
  * actions, so everything one decision calls for is stored together.
@@ -37,9 +38,7 @@ export function decideInputs(state: EngineState, items: InboxItem[]): DecidedInp
       actions.push(...recordsFor(state, item));
       const event = engineEventOf(item.input);
       if (event) {
-        const decision = decide(state, event, Math.max(item.at, 0));
-        state = decision.state;
-        actions.push(...decision.actions);
+        actions.push(...decideInPlace(state, event, Math.max(item.at, 0)).actions);
       }
     } catch (error) {
       throw new PoisonInput(item, error);
@@ -78,13 +77,13 @@ function recordsFor(state: EngineState, item: InboxItem): RunnerAction[] {
   }
 }
 
-/** The state a snapshot and the decisions after it stand for (decide is deterministic). */
+/** The state a snapshot and the decisions after it stand for (decide is deterministic). Changes the snapshot's state. */
 export function loadState(snapshot: StoredSnapshot, decisions: StoredDecision[]): EngineState {
-  let state = snapshot.state;
+  const state = snapshot.state;
   for (const decision of decisions) {
     for (const item of decision.items) {
       const event = engineEventOf(item.input);
-      if (event) state = decide(state, event, Math.max(item.at, 0)).state;
+      if (event) decideInPlace(state, event, Math.max(item.at, 0));
     }
   }
   return state;
