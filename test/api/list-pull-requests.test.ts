@@ -342,7 +342,7 @@ describe('listPullRequests: paging', () => {
     expect(await listNumbers(r, { take: 100 })).toEqual([602, 601]);
   });
 
-  it.each([0, 101, -1, 1.5, '10', null, 1e21])('rejects take %p with a 400', async (take) => {
+  it.each([0, 101, -1, 1.5, '10a', '1.5', null, 1e21])('rejects take %p with a 400', async (take) => {
     const r = await freshQueue();
     expectPlainTextError(await list(r, { take }), 400, /take/);
   });

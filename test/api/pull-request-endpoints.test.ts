@@ -334,7 +334,7 @@ describe('submitPullRequest', () => {
     ['0', { number: 0 }],
     ['-1', { number: -1 }],
     ['1.5', { number: 1.5 }],
-    ['"7"', { number: '7' }],
+    ['"7a" (a string, not digits)', { number: '7a' }],
     ['missing number', {}],
     ['too large', { number: 2 ** 31 }],
     ['null', { number: null }],

@@ -133,16 +133,17 @@ describe('POST /v1/createQueue', () => {
     [-1, 400],
     [4294967296, 400],
     [1.5, 400],
-    ['3', 400],
+    ['3', 200], // Strings of digits: what real CI clients send.
+    ['3a', 400],
     [null, 400],
   ])('concurrency %p answers %i', async (concurrency, status) => {
     const targetBranch = freshBranch('conc');
     const res = await h.post('/v1/createQueue', { repo: repo(), targetBranch, concurrency }, token);
     if (status === 200) {
       expect(res.statusCode).toBe(200);
-      expect(json(res).concurrency).toBe(concurrency);
-      // And it was stored as given.
-      expect(json(await getQueue(targetBranch)).concurrency).toBe(concurrency);
+      expect(json(res).concurrency).toBe(Number(concurrency));
+      // And it was stored as given (a number).
+      expect(json(await getQueue(targetBranch)).concurrency).toBe(Number(concurrency));
     } else {
       expectPlainError(res, 400, /concurrency/);
       // Nothing was created.
@@ -177,7 +178,7 @@ describe('POST /v1/createQueue', () => {
     [{ concurrency: 0 }, "Field 'concurrency' must be at least 1."],
     [{ concurrency: 4294967296 }, "Field 'concurrency' must be at most 4294967295."],
     [{ concurrency: 1.5 }, "Field 'concurrency' must be an integer."],
-    [{ concurrency: '3' }, "Field 'concurrency' must be a number."],
+    [{ concurrency: '3a' }, "Field 'concurrency' must be a number."],
     [{ mode: 'serial' }, "Field 'mode' must be one of: single, parallel."],
     [{ repo: { host: 'github.com', name: 'widgets' } }, "Field 'repo.owner' is required."],
     [{ repo: { ...repo(), owner: 'a/b' } }, "Field 'repo.owner' must not contain slashes, whitespace or control characters."],
@@ -425,13 +426,13 @@ describe('POST /v1/updateQueue', () => {
       expect(configOf(json(await getQueue(targetBranch)))).toEqual(configOf(before));
     });
 
-    test.each([...zeroAllowed, ...oneMinimum])('%s accepts 4294967295 and refuses 4294967296, -1, 2.5 and "3"', async (key) => {
+    test.each([...zeroAllowed, ...oneMinimum])('%s accepts 4294967295 and refuses 4294967296, -1, 2.5 and "3a"', async (key) => {
       const targetBranch = freshBranch(`max-${key}`);
       await createQueue(targetBranch);
       const max = await updateQueue(targetBranch, { [key]: 4294967295 });
       expect(max.statusCode).toBe(200);
       expect(json(max)[key]).toBe(4294967295);
-      for (const bad of [4294967296, -1, 2.5, '3']) {
+      for (const bad of [4294967296, -1, 2.5, '3a']) {
         expectPlainError(await updateQueue(targetBranch, { [key]: bad }), 400, new RegExp(key));
       }
       expect(json(await getQueue(targetBranch))[key]).toBe(4294967295);

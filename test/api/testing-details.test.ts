@@ -287,7 +287,7 @@ describe('getMergeQueueTestingDetails: errors', () => {
     ['a null testRunId', { testRunId: null }, /testRunId/],
     ['a pr without number', { pr: {} }, /pr\.number/],
     ['pr.number 0', { pr: { number: 0 } }, /pr\.number/],
-    ['pr.number as a string', { pr: { number: '3' } }, /pr\.number/],
+    ['pr.number as a string that is not digits', { pr: { number: '3a' } }, /pr\.number/],
     ['an operator as pr.number', { pr: { number: { $gt: 0 } } }, /pr\.number/],
   ])('answers 400 for %s', async (_label, body, pattern) => {
     const { r, queueId } = await freshQueue();

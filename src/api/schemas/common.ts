@@ -51,9 +51,21 @@ export const branchSchema = z
 
 /* eslint-enable no-control-regex */
 
-// Range before int(): int() also checks the safe-integer range, and the first issue is
-// the one the 400 names, so 1e20 must read "at most 2147483647", not "at most 2^53-1".
-export const prNumberSchema = z.number().min(1).max(2147483647).int().describe('The pull request number.');
+/** Decimal numbers written as strings ("12", "-1", "1.5"): read as numbers, so the range and integer checks name the problem. */
+const DECIMAL = /^-?\d{1,20}(\.\d{1,20})?$/;
+
+/**
+ * An integer in [min, max], given as a JSON number or, as real CI clients send
+ * them, as a string of digits ("12"). Anything else ("12a", 1.5, "-1", "") is
+ * refused with a sentence naming the field. The range comes before int(): int()
+ * also checks the safe-integer range, and the first issue is the one the 400
+ * names, so 1e20 reads "at most 2147483647", not "at most 2^53-1".
+ */
+export function integer(min: number, max: number) {
+  return z.preprocess((v) => (typeof v === 'string' && DECIMAL.test(v) ? Number(v) : v), z.number().min(min).max(max).int());
+}
+
+export const prNumberSchema = integer(1, 2147483647).describe('The pull request number (an integer, or a string of digits).');
 
 /** A commit sha as hosts print it: hex, abbreviated or full (SHA-1 or SHA-256). */
 export const shaSchema = z
@@ -61,7 +73,7 @@ export const shaSchema = z
   .regex(/^[0-9a-fA-F]{4,64}$/, 'must be a hexadecimal commit sha')
   .transform((s) => s.toLowerCase());
 
-export const uint32 = (min: 0 | 1) => z.number().min(min).max(MAX_UINT32).int();
+export const uint32 = (min: 0 | 1) => integer(min, MAX_UINT32);
 
 /** Identity of a queue: every queue-level request carries it. */
 export const queueIdentity = {

@@ -3,13 +3,13 @@ import { PRIORITY_NAMES, MAX_PRIORITY_VALUE } from '../../domain/priority.js';
 import { PULL_REQUEST_STATES, STATE_CHANGE_REASONS } from '../../domain/pull-request-state.js';
 import { NOT_READY_REASONS } from '../../engine/admission.js';
 import { HOST_MERGEABILITIES } from '../../domain/records.js';
-import { isoDateTime, lowerCaseEnum, prNumberSchema, queueIdentity, shaSchema, upperCaseEnum } from './common.js';
+import { integer, isoDateTime, lowerCaseEnum, prNumberSchema, queueIdentity, shaSchema, upperCaseEnum } from './common.js';
 
 const priorityNames = Object.keys(PRIORITY_NAMES) as [keyof typeof PRIORITY_NAMES, ...(keyof typeof PRIORITY_NAMES)[]];
 
 /** `urgent`, `high`, `medium`, `low`, or 0..255 (lower is more urgent). */
 export const prioritySchema = z
-  .union([lowerCaseEnum(priorityNames), z.number().min(0).max(MAX_PRIORITY_VALUE).int()])
+  .union([lowerCaseEnum(priorityNames), integer(0, MAX_PRIORITY_VALUE)])
   .describe('A name (urgent=0, high=10, medium=100, low=200) or an integer 0..255; lower is more urgent.');
 
 const prRef = z.object({ number: prNumberSchema });
@@ -52,7 +52,7 @@ export const listPullRequestsRequest = z.object({
   state: z.union([upperCaseEnum(PULL_REQUEST_STATES), z.array(upperCaseEnum(PULL_REQUEST_STATES)).min(1)]).optional(),
   since: isoDateTime.optional(),
   until: isoDateTime.optional(),
-  take: z.number().min(1).max(100).int().optional(),
+  take: integer(1, 100).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { branchSchema, lowerCaseEnum, prNumberSchema, repoSchema } from './common.js';
+import { branchSchema, integer, lowerCaseEnum, prNumberSchema, repoSchema } from './common.js';
 
 /** Changes to a simulated PR in a sandbox repository (`repo.host: "sandbox"`). */
 export const updateSandboxPullRequestRequest = z.object({
@@ -13,7 +13,7 @@ export const updateSandboxPullRequestRequest = z.object({
   draft: z.boolean().optional(),
   outcome: lowerCaseEnum(['pass', 'fail', 'flaky'] as const).optional().describe('How CI treats runs that contain this PR.'),
   flakyRate: z.number().min(0).max(1).optional(),
-  ciSeconds: z.number().int().min(1).max(86400).optional(),
+  ciSeconds: integer(1, 86400).optional(),
   conflictsWith: z.array(prNumberSchema).max(100).optional(),
   push: z.literal(true).optional().describe('Push a new commit: the PR gets a new head sha.'),
 });

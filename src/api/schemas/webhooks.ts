@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../ports/webhook-outbox.js';
 import { WEBHOOK_DELIVERY_STATUSES } from '../../ports/webhook-store.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/url-safety.js';
-import { lowerCaseEnum, repoSchema } from './common.js';
+import { integer, lowerCaseEnum, repoSchema } from './common.js';
 
 /** Outgoing webhook subscriptions: requests and views. Secrets appear only in create and rotate answers. */
 
@@ -37,18 +37,14 @@ export const listWebhooksRequest = z.object({});
 
 export const rotateWebhookSecretRequest = z.object({
   id: webhookId,
-  graceMinutes: z
-    .number()
-    .min(0)
-    .max(10080)
-    .int()
+  graceMinutes: integer(0, 10080)
     .optional()
     .describe('How long the previous secret keeps signing alongside the new one (default 1440, a day; at most a week).'),
 });
 
 export const listWebhookDeliveriesRequest = z.object({
   id: webhookId,
-  take: z.number().min(1).max(100).int().optional(),
+  take: integer(1, 100).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 
