@@ -76,7 +76,7 @@ export interface QueueEntryStore {
   recordPriority(entryId: string, priority: number, noBatch: boolean): Promise<void>;
   /** The host's facts about the PR, as last read. */
   setFacts(entryId: string, facts: PullRequestFacts): Promise<void>;
-  /** Entries still in the queue, in queue order (priority, then FIFO). */
+  /** Entries still in the queue, in queue order (priority, then FIFO), without their timelines (views of the whole queue). */
   listEnqueued(queueId: string): Promise<QueueEntryRecord[]>;
   countEnqueued(queueId: string): Promise<number>;
   countInStates(queueId: string, states: readonly PullRequestState[]): Promise<number>;
@@ -89,6 +89,11 @@ export interface ImpactedTargetsStore {
   set(record: ImpactedTargetsRecord): Promise<void>;
   /** The latest upload for that head sha, or for any sha when none is given. */
   latest(queueId: string, prNumber: number, sha?: string): Promise<ImpactedTargetsRecord | null>;
+  /**
+   * For views of many PRs at once: for each (PR, head sha or none), the upload
+   * `latest` would answer, in a bounded number of queries whatever the count.
+   */
+  latestForMany(queueId: string, wanted: Array<{ prNumber: number; sha?: string }>): Promise<Map<number, ImpactedTargetsRecord>>;
   /** Whether an upload exists, without loading a possibly huge list. */
   summary(queueId: string, prNumber: number, sha?: string): Promise<{ sha: string; all: boolean; count: number } | null>;
 }

@@ -1,7 +1,7 @@
 import { priorityNameOf, skipsTheLine } from '../domain/priority.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { shownQueueState } from '../domain/queue-state.js';
-import type { QueueEntryRecord, QueueRecord } from '../domain/records.js';
+import type { ImpactedTargetsRecord, QueueEntryRecord, QueueRecord } from '../domain/records.js';
 import type { Stores } from '../ports/stores.js';
 import type { PullRequestView } from '../api/schemas/pull-request.js';
 import type { QueueView } from '../api/schemas/queue.js';
@@ -18,9 +18,22 @@ export async function pullRequestView(
   entry: QueueEntryRecord,
   options: { includeTimeline?: boolean } = {},
 ): Promise<PullRequestView> {
-  const facts = entry.facts;
   // Targets count for the head sha the host reported; without a host, the latest upload.
-  const targets = await stores.impactedTargets.latest(queue.id, entry.prNumber, facts?.headSha);
+  const targets = await stores.impactedTargets.latest(queue.id, entry.prNumber, entry.facts?.headSha);
+  return viewOf(queue, entry, targets, options);
+}
+
+/** Views of many PRs of one queue, in a bounded number of queries whatever their number. */
+export async function pullRequestViews(stores: Stores, queue: QueueRecord, entries: QueueEntryRecord[]): Promise<PullRequestView[]> {
+  const targets = await stores.impactedTargets.latestForMany(
+    queue.id,
+    entries.map((e) => ({ prNumber: e.prNumber, ...(e.facts?.headSha ? { sha: e.facts.headSha } : {}) })),
+  );
+  return entries.map((entry) => viewOf(queue, entry, targets.get(entry.prNumber) ?? null));
+}
+
+function viewOf(queue: QueueRecord, entry: QueueEntryRecord, targets: ImpactedTargetsRecord | null, options: { includeTimeline?: boolean } = {}): PullRequestView {
+  const facts = entry.facts;
   const priorityName = priorityNameOf(entry.priority);
   const view: PullRequestView = {
     id: entry.id,
@@ -52,6 +65,8 @@ export async function pullRequestView(
     view.prAuthor = facts.author;
   }
   if (targets) view.impactedTargets = targets.targets;
+  const waiting = !isTerminal(entry.state) ? waitingReason(queue) : null;
+  if (waiting) view.waitingReason = waiting;
   if (options.includeTimeline) {
     view.timeline = [...entry.timeline].reverse().map((event) => ({
       timestamp: event.at.toISOString(),
@@ -64,9 +79,7 @@ export async function pullRequestView(
 }
 
 export async function queueView(stores: Stores, queue: QueueRecord): Promise<QueueView> {
-  const entries = await stores.entries.listEnqueued(queue.id);
-  const enqueuedPullRequests = [];
-  for (const entry of entries) enqueuedPullRequests.push(await pullRequestView(stores, queue, entry));
+  const enqueuedPullRequests = await pullRequestViews(stores, queue, await stores.entries.listEnqueued(queue.id));
   return {
     id: queue.id,
     repo: queue.repo,
@@ -76,6 +89,14 @@ export async function queueView(stores: Stores, queue: QueueRecord): Promise<Que
     ...queue.config,
     createdAt: queue.createdAt.toISOString(),
     updatedAt: queue.updatedAt.toISOString(),
+    problems: queue.hostOutage ? [{ kind: 'host_unavailable' as const, since: queue.hostOutage.since.toISOString(), message: queue.hostOutage.message }] : [],
     enqueuedPullRequests,
   };
+}
+
+/** A queue-wide reason to wait that is no PR's fault. */
+function waitingReason(queue: QueueRecord): string | null {
+  const outage = queue.hostOutage;
+  if (!outage) return null;
+  return `The repository host has been failing since ${outage.since.toISOString()} (${outage.message}); the queue retries with back-off and every PR keeps its place.`;
 }

@@ -69,6 +69,10 @@ test.each(['bad_gateway', 'no_answer'] as const)('while test runs cannot start (
     expect(failedCalls.length).toBeGreaterThan(2);
     const during = await Promise.all([1, 2, 3].map((n) => prState(repo, n)));
     expect(during.map((pr) => pr.state).every((s) => s === 'TESTING' || s === 'PENDING')).toBe(true);
+    // The API says why they wait: the queue reports the outage, each PR its reason.
+    const queue = await ok('/v1/getQueue', { repo, targetBranch: 'main' });
+    expect(queue.problems).toEqual([{ kind: 'host_unavailable', since: expect.any(String), message: expect.stringMatching(kind === 'bad_gateway' ? /502/ : /timed out/) }]);
+    expect(during.every((pr) => /repository host has been failing/.test(pr.waitingReason))).toBe(true);
   } finally {
     fault = null;
   }
@@ -76,7 +80,9 @@ test.each(['bad_gateway', 'no_answer'] as const)('while test runs cannot start (
     () => Promise.all([1, 2, 3].map((n) => prState(repo, n))),
     (prs) => prs.every((pr) => pr.state === 'MERGED'),
   );
+  expect((await ok('/v1/getQueue', { repo, targetBranch: 'main' })).problems).toEqual([]);
   for (const pr of after) {
+    expect(pr.waitingReason).toBeUndefined();
     const states = pr.timeline.map((e: { state: string }) => e.state);
     expect(states).not.toContain('FAILED');
     expect(states.filter((s: string) => s === 'MERGED')).toHaveLength(1);

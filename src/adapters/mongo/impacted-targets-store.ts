@@ -1,4 +1,5 @@
 import type { Connection, Types } from 'mongoose';
+import type { ImpactedTargetsRecord } from '../../domain/records.js';
 import type { ImpactedTargetsStore } from '../../ports/stores.js';
 import { impactedTargetModels } from './models/impacted-targets.js';
 import { parseObjectId } from './object-id.js';
@@ -88,6 +89,30 @@ export function mongoImpactedTargetsStore(connection: Connection): ImpactedTarge
         targets = parts.flatMap((p) => p.targets);
       }
       return { queueId, prNumber: header.prNumber, sha: header.sha, targets, setAt: header.setAt };
+    },
+    async latestForMany(queueId, wanted) {
+      const found = new Map<number, ImpactedTargetsRecord>();
+      if (wanted.length === 0) return found;
+      // Two queries whatever the number of PRs: every header of the queue (a few per PR), then the parts of those chosen.
+      const headers = await Sets.find({ queueId: queueObjectId(queueId), prNumber: { $in: [...new Set(wanted.map((w) => Number(w.prNumber)))] } })
+        .sort({ setAt: -1, _id: -1 })
+        .lean<SetDoc[]>();
+      const byPr = new Map<number, SetDoc[]>();
+      for (const header of headers) byPr.set(header.prNumber, [...(byPr.get(header.prNumber) ?? []), header]);
+      const chosen = new Map<number, SetDoc>();
+      for (const { prNumber, sha } of wanted) {
+        const header = byPr.get(prNumber)?.find((h) => sha === undefined || h.sha === sha);
+        if (header) chosen.set(prNumber, header);
+      }
+      const listed = [...chosen.values()].filter((h) => !h.all);
+      const parts = listed.length === 0 ? [] : await Parts.find({ setId: { $in: listed.map((h) => h._id) } }).sort({ part: 1 }).lean<{ setId: Types.ObjectId; targets: string[] }[]>();
+      const partsBySet = new Map<string, string[][]>();
+      for (const part of parts) partsBySet.set(part.setId.toHexString(), [...(partsBySet.get(part.setId.toHexString()) ?? []), part.targets]);
+      for (const [prNumber, header] of chosen) {
+        const targets = header.all ? ('ALL' as const) : (partsBySet.get(header._id.toHexString()) ?? []).flat();
+        found.set(prNumber, { queueId, prNumber, sha: header.sha, targets, setAt: header.setAt });
+      }
+      return found;
     },
     async summary(queueId, prNumber, sha) {
       const header = await latestHeader(queueId, prNumber, sha);

@@ -146,7 +146,7 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { facts } });
     },
     async listEnqueued(queueId) {
-      const docs = await Entries.find({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) })
+      const docs = await Entries.find({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) }, { timeline: 0 })
         .sort({ priority: 1, submittedAt: 1, _id: 1 })
         .lean<Doc[]>();
       return docs.map(toRecord);

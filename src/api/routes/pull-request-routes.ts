@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { PRIORITY_NAMES } from '../../domain/priority.js';
 import { isTerminal } from '../../domain/pull-request-state.js';
 import { listPullRequests } from '../../queue/list-pull-requests.js';
-import { pullRequestView } from '../../queue/views.js';
+import { pullRequestView, pullRequestViews } from '../../queue/views.js';
 import {
   getSubmittedPullRequestRequest,
   listPullRequestsRequest,
@@ -105,8 +105,7 @@ export function pullRequestRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           cursor,
         });
         if (!result.ok) return sendFailure(reply, result.failure);
-        const pullRequests = [];
-        for (const entry of result.value.entries) pullRequests.push(await pullRequestView(stores, result.value.queue, entry));
+        const pullRequests = await pullRequestViews(stores, result.value.queue, result.value.entries);
         return { pullRequests, ...(result.value.nextCursor ? { nextCursor: result.value.nextCursor } : {}) };
       },
     });

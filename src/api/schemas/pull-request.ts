@@ -87,6 +87,10 @@ export const pullRequestView = z.object({
   prBaseBranch: z.string().optional(),
   prAuthor: z.string().optional(),
   impactedTargets: z.union([z.array(z.string()), z.literal('ALL')]).optional(),
+  waitingReason: z
+    .string()
+    .optional()
+    .describe('Why the PR waits without moving, when it is not its own doing (the repository host failing: it keeps its place).'),
   timeline: z.array(timelineEventView).optional(),
 });
 export type PullRequestView = z.infer<typeof pullRequestView>;

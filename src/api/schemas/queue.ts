@@ -63,6 +63,9 @@ export const queueView = z.object({
   directMergeMode: z.enum(DIRECT_MERGE_MODES),
   createdAt: z.string(),
   updatedAt: z.string(),
+  problems: z
+    .array(z.object({ kind: z.literal('host_unavailable'), since: z.string(), message: z.string() }))
+    .describe('What keeps the queue from moving that is not a PR\'s fault (empty when nothing): the repository host failing, its actions retried with back-off.'),
   enqueuedPullRequests: z.array(pullRequestView),
 });
 export type QueueView = z.infer<typeof queueView>;

@@ -1,0 +1,62 @@
+/**
+ * Views of the whole queue (getQueue, a page of listPullRequests) read the
+ * database a bounded number of times whatever the number of PRs: no query per PR.
+ */
+import mongoose from 'mongoose';
+import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+
+let h: ApiHarness;
+let token: string;
+/** Queries per collection while counting. */
+let counting: Map<string, number> | null = null;
+beforeAll(async () => {
+  h = await startApiHarness({ prefix: 'view_queries', sandboxTimeScale: 0.02 });
+  token = await h.tokenFor('demo', 'sandbox');
+  mongoose.set('debug', (collection: string) => {
+    counting?.set(collection, (counting.get(collection) ?? 0) + 1);
+  });
+});
+afterAll(async () => {
+  mongoose.set('debug', false);
+  await h.close();
+});
+
+const repo = { host: 'sandbox', owner: 'demo', name: 'views' };
+const post = async (path: string, body: object) => {
+  const res = await h.post(path, { repo, targetBranch: 'main', ...body }, token);
+  expect(res.statusCode).toBe(200);
+  return res.json();
+};
+
+/** The queries the view made on the collections views read, PR data and targets. */
+async function queriesOf(view: () => Promise<unknown>): Promise<number> {
+  // The runner's own work on these PRs is done first, so only the view is counted.
+  await h.app.queueRunner.settled((await post('/v1/getQueue', {})).id);
+  counting = new Map();
+  await view();
+  const counted = counting;
+  counting = null;
+  return ['queue_entries', 'queue_entry_keys', 'impacted_target_sets', 'impacted_target_parts'].reduce((sum, c) => sum + (counted.get(c) ?? 0), 0);
+}
+
+async function submitUpTo(count: number, from: number) {
+  for (let n = from; n <= count; n++) {
+    await post('/v1/submitPullRequest', { pr: { number: n } });
+    // Half of them with targets, some as ALL: the views read both kinds.
+    if (n % 2 === 0) await post('/v1/setImpactedTargets', { pr: { number: n, sha: (await post('/v1/getSubmittedPullRequest', { pr: { number: n } })).prSha }, impactedTargets: n % 4 === 0 ? 'ALL' : [`//t${n}`] });
+  }
+}
+
+test('getQueue and a listPullRequests page cost the same number of queries with 5 and with 40 PRs', async () => {
+  await post('/v1/createQueue', {});
+  await post('/v1/updateQueue', { state: 'PAUSED' });
+  await submitUpTo(5, 1);
+  const few = { queue: await queriesOf(() => post('/v1/getQueue', {})), page: await queriesOf(() => post('/v1/listPullRequests', { take: 50 })) };
+  await submitUpTo(40, 6);
+  const queue = await post('/v1/getQueue', {});
+  expect(queue.enqueuedPullRequests).toHaveLength(40);
+  expect(queue.enqueuedPullRequests.filter((pr: { impactedTargets?: unknown }) => pr.impactedTargets !== undefined)).toHaveLength(20);
+  const many = { queue: await queriesOf(() => post('/v1/getQueue', {})), page: await queriesOf(() => post('/v1/listPullRequests', { take: 50 })) };
+  expect(many).toEqual(few);
+  expect(many.queue).toBeLessThanOrEqual(3);
+});
