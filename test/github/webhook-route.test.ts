@@ -134,3 +134,36 @@ test("bodies up to 25 MiB are read (GitHub's cap); larger ones are a 413", async
   const res = await deliver(huge, { 'x-github-event': 'push', 'x-github-delivery': 'd-7', 'x-hub-signature-256': 'sha256=00' });
   expect(res.statusCode).toBe(413);
 });
+
+test('the answer does not wait for the handlers: a handler that takes seconds (a slow GitHub) still gets a delivery answered at once', async () => {
+  const slowApp = Fastify();
+  registerErrorHandling(slowApp, 25 * 1024 * 1024);
+  let handled = 0;
+  const slowReceiver = {
+    verify: (payload: string, signature: string) => signer.verify(payload, signature),
+    async receive() {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      handled++;
+    },
+  };
+  const deliveries = memoryDeliveries();
+  const slowHandler = new DeliveryHandler({ receiver: slowReceiver, deliveries, log: { warn() {}, error() {} } });
+  await slowApp.register(webhookRoute({ receiver: slowReceiver, deliveries, handler: slowHandler }));
+  await slowApp.ready();
+  try {
+    const raw = JSON.stringify(example('pull_request', 'labeled'));
+    const res = await slowApp.inject({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': 'slow-1', 'x-hub-signature-256': await signer.sign(raw) },
+      payload: raw,
+    });
+    // Answered while the handler is still busy with GitHub.
+    expect(res.statusCode).toBe(202);
+    expect(handled).toBe(0);
+    await slowHandler.idle();
+    expect(handled).toBe(1);
+  } finally {
+    await slowApp.close();
+  }
+});
