@@ -60,7 +60,14 @@ if (config.MQ_WEBHOOK_ALLOW_PRIVATE) log.warn('MQ_WEBHOOK_ALLOW_PRIVATE is on: o
 const github =
   config.APP_ID && config.PRIVATE_KEY && config.WEBHOOK_SECRET
     ? setupGitHub(
-        { appId: config.APP_ID, privateKey: config.PRIVATE_KEY, webhookSecret: config.WEBHOOK_SECRET, metrics, ...(config.GHE_HOST ? { gheHost: config.GHE_HOST } : {}) },
+        {
+          appId: config.APP_ID,
+          privateKey: config.PRIVATE_KEY,
+          webhookSecret: config.WEBHOOK_SECRET,
+          metrics,
+          ...(config.GHE_HOST ? { gheHost: config.GHE_HOST } : {}),
+          ...(config.GITHUB_API_URL ? { baseUrl: config.GITHUB_API_URL } : {}),
+        },
         database.stores,
         log,
       )

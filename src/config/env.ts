@@ -57,6 +57,8 @@ export const envSchema = z.object({
   PRIVATE_KEY: optionalString,
   WEBHOOK_SECRET: optionalString,
   GHE_HOST: optionalString,
+  /** The GitHub REST API's address when it is not the host's default (a GHE.com data-residency host, a test double). */
+  GITHUB_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
 });
 
 export type Config = z.infer<typeof envSchema>;

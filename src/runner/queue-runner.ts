@@ -83,6 +83,9 @@ export class QueueRunner {
   private readonly workers = new Map<string, QueueWorker>();
   private readonly waiters = new Map<string, () => void>();
   private readonly acting = new Map<string, Promise<void>>();
+  /** The decision rounds running per queue, and the queues that asked for one more meanwhile. */
+  private readonly rounds = new Map<string, Promise<void>>();
+  private readonly roundAgain = new Set<string>();
   private readonly actAgain = new Set<string>();
   private readonly sleeping = new Map<string, { timer: NodeJS.Timeout; wake: () => void }>();
   private poller: NodeJS.Timeout | null = null;
@@ -216,8 +219,41 @@ export class QueueRunner {
     return !this.stopped && this.workers.get(worker.queueId) === worker && worker.leaseExpiresAt - this.now() > LEASE_MARGIN_MS;
   }
 
-  /** Applies what waits in the queue's inbox, if this replica holds (or can take) its lease. */
+  /**
+   * Applies what waits in the queue's inbox, if this replica holds (or can take)
+   * its lease. Calls while a round runs do not queue rounds of their own: they
+   * ask for one more, which takes everything that arrived meanwhile at once
+   * (64 concurrent submits make a few decisions, not 64).
+   */
   private decide(queueId: string): Promise<void> {
+    const running = this.rounds.get(queueId);
+    if (running) {
+      this.roundAgain.add(queueId);
+      return running;
+    }
+    const rounds = (async () => {
+      for (;;) {
+        this.roundAgain.delete(queueId);
+        try {
+          await this.decideRound(queueId);
+        } catch (error) {
+          if (!this.roundAgain.has(queueId)) {
+            this.rounds.delete(queueId);
+            throw error;
+          }
+        }
+        // Checked and cleared in the same turn: a caller either sees this round running or starts the next.
+        if (!this.roundAgain.has(queueId)) {
+          this.rounds.delete(queueId);
+          return;
+        }
+      }
+    })();
+    this.rounds.set(queueId, rounds);
+    return rounds;
+  }
+
+  private decideRound(queueId: string): Promise<void> {
     return this.mutex.run(queueId, async () => {
       if (this.stopped) return;
       const lease = await this.holdLease(queueId);

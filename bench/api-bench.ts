@@ -1,0 +1,244 @@
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveDatabase } from '../src/local-db/resolve-database.js';
+import { openMongoStores } from '../src/adapters/mongo/mongo-stores.js';
+import { tokenService } from '../src/tokens/token-service.js';
+import { startBareRoutes } from './api/bare-route.js';
+import { drive, timeSequential, type LoadResult } from './api/load.js';
+import { startService } from './api/service.js';
+import { startSlowGitHub } from './api/slow-github.js';
+
+/**
+ * `npm run bench:api`: the built service and, in the same run, a bare Fastify
+ * route doing the minimum (token lookup plus the one main write or read) on
+ * the same local FerretDB, both driven by autocannon; then getQueue at growing
+ * queue sizes, a submit on a long queue against one on an empty queue, and the
+ * GitHub webhook route with a GitHub that takes 5 s per call. Prints tables
+ * and writes bench/results/api.json. Every number printed was measured here.
+ *
+ * BENCH_SECONDS (default 10) sets each load run's length; BENCH_SIZES (default
+ * 100,1000,10000) the queue sizes for getQueue.
+ */
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const sizes = (process.env.BENCH_SIZES ?? '100,1000,10000').split(',').map(Number);
+const out = (text = '') => process.stdout.write(`${text}\n`);
+
+const cleanups: Array<() => Promise<void>> = [];
+async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+}
+process.on('SIGINT', () => void cleanUp().then(() => process.exit(130)));
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mq-bench-api-'));
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const database = await resolveDatabase({ projectRoot: root, ferretDbAddress: '127.0.0.1:0', dataDir });
+  cleanups.push(() => database.stop());
+  const uri = `${database.uri.replace(/\/?$/, '/')}bench`;
+  const stores = await openMongoStores({ uri });
+  cleanups.push(() => stores.close());
+  const token = (await tokenService(stores.tokens).create({ host: 'sandbox', owner: 'bench' })).token;
+
+  const service = await startService(root, { MONGODB_URI: uri, MQ_SANDBOX: 'true' });
+  cleanups.push(() => service.stop());
+  const bare = await startBareRoutes(uri);
+  cleanups.push(() => bare.close());
+  const headers = { 'x-api-token': token };
+  const call = async (path: string, body: object) => {
+    const res = await fetch(`${service.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+    return res.json() as Promise<Record<string, unknown>>;
+  };
+  const repo = (name: string) => ({ host: 'sandbox', owner: 'bench', name });
+
+  // 1. Submit and read, ours against the bare route, at 1 and 64 connections.
+  out(`# API load (autocannon, ${seconds} s per run, local FerretDB, Node ${process.version})`);
+  const loadRepo = repo('load');
+  await call('/v1/createQueue', { repo: loadRepo, targetBranch: 'main' });
+  const load: Array<{ ours: LoadResult; bare: LoadResult }> = [];
+  let prNumber = 0;
+  let bareNumber = 0;
+  for (const connections of [1, 64]) {
+    const ours = await drive({
+      name: 'submitPullRequest',
+      url: `${service.url}/v1/submitPullRequest`,
+      connections,
+      durationSeconds: seconds,
+      headers,
+      body: () => JSON.stringify({ repo: loadRepo, targetBranch: 'main', pr: { number: ++prNumber } }),
+    });
+    const baseline = await drive({ name: 'bare insert', url: `${bare.url}/bare/submit`, connections, durationSeconds: seconds, headers, body: () => JSON.stringify({ pr: { number: ++bareNumber } }) });
+    load.push({ ours, bare: baseline });
+  }
+  for (const connections of [1, 64]) {
+    const ours = await drive({
+      name: 'getSubmittedPullRequest',
+      url: `${service.url}/v1/getSubmittedPullRequest`,
+      connections,
+      durationSeconds: seconds,
+      headers,
+      body: (i) => JSON.stringify({ repo: loadRepo, targetBranch: 'main', pr: { number: (i % prNumber) + 1 } }),
+    });
+    const baseline = await drive({ name: 'bare read', url: `${bare.url}/bare/get`, connections, durationSeconds: seconds, headers, body: (i) => JSON.stringify({ pr: { number: (i % bareNumber) + 1 } }) });
+    load.push({ ours, bare: baseline });
+  }
+  out('| endpoint | conns | req/s | p50 ms | p99 ms | errors | bare req/s | bare p50 | bare p99 | ours/bare |');
+  out('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const { ours, bare: b } of load) {
+    out(`| ${ours.name} | ${ours.connections} | ${ours.requestsPerSecond.toFixed(0)} | ${ours.p50Ms} | ${ours.p99Ms} | ${ours.errors} | ${b.requestsPerSecond.toFixed(0)} | ${b.p50Ms} | ${b.p99Ms} | ${(ours.requestsPerSecond / b.requestsPerSecond).toFixed(2)} |`);
+  }
+
+  // 2. getQueue at growing sizes (queues paused: PRs wait, nothing tests), and a submit on a long queue against an empty one.
+  out('\n# getQueue by queue size (20 sequential calls each)');
+  out('| enqueued PRs | seeded in s | p50 ms | p99 ms |');
+  out('|--:|--:|--:|--:|');
+  const views: Array<{ enqueued: number; seedSeconds: number; p50Ms: number; p99Ms: number }> = [];
+  let submitAt5000: Awaited<ReturnType<typeof timeSequential>> | null = null;
+  let submitAtEmpty: Awaited<ReturnType<typeof timeSequential>> | null = null;
+  const timeSubmits = async (name: string, count: number, from: number) =>
+    timeSequential(count, async (i) => void (await call('/v1/submitPullRequest', { repo: repo(name), targetBranch: 'main', pr: { number: from + i } })));
+  for (const size of sizes) {
+    const name = `size${size}`;
+    await call('/v1/createQueue', { repo: repo(name), targetBranch: 'main' });
+    await call('/v1/updateQueue', { repo: repo(name), targetBranch: 'main', state: 'PAUSED' });
+    const seeding = performance.now();
+    // Seeded through the API, 32 at a time; up to 5,000 first, to time a submit there.
+    let seeded = 0;
+    const seedAmount = async (amount: number) => {
+      if (amount <= 0) return;
+      await seedWith(service.url, headers, repo(name), seeded + 1, amount);
+      seeded += amount;
+    };
+    if (size >= 5000 && !submitAt5000) {
+      await seedAmount(5000);
+      submitAt5000 = await timeSubmits(name, 50, 1_000_000);
+      seeded += 50;
+    }
+    await seedAmount(size - seeded);
+    const seedSeconds = (performance.now() - seeding) / 1000;
+    const queue = await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' });
+    const enqueued = (queue.enqueuedPullRequests as unknown[]).length;
+    const timed = await timeSequential(20, async () => void (await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' })));
+    views.push({ enqueued, seedSeconds, p50Ms: timed.p50Ms, p99Ms: timed.p99Ms });
+    out(`| ${enqueued} | ${seedSeconds.toFixed(0)} | ${timed.p50Ms.toFixed(1)} | ${timed.p99Ms.toFixed(1)} |`);
+  }
+  // The empty queue is timed last, on the same (now larger) database, so only the queue's length differs.
+  await call('/v1/createQueue', { repo: repo('empty'), targetBranch: 'main' });
+  await call('/v1/updateQueue', { repo: repo('empty'), targetBranch: 'main', state: 'PAUSED' });
+  submitAtEmpty = await timeSubmits('empty', 50, 1);
+  out('\n# A submit on a long queue against one on an empty queue (50 sequential submits each, queues paused)');
+  out('| queue | mean ms | p50 ms | p99 ms |');
+  out('|---|--:|--:|--:|');
+  out(`| empty | ${submitAtEmpty.meanMs.toFixed(1)} | ${submitAtEmpty.p50Ms.toFixed(1)} | ${submitAtEmpty.p99Ms.toFixed(1)} |`);
+  if (submitAt5000) out(`| 5,000 PRs | ${submitAt5000.meanMs.toFixed(1)} | ${submitAt5000.p50Ms.toFixed(1)} | ${submitAt5000.p99Ms.toFixed(1)} |`);
+  else out('| 5,000 PRs | not measured (BENCH_SIZES has no size of 5,000 or more) | | |');
+
+  // 3. The GitHub webhook route while GitHub takes 5 s per call.
+  const webhook = await benchWebhooks(uri, seconds);
+  out('\n# GitHub webhook route, GitHub answering every call after 5 s');
+  out('| deliveries | conns | req/s | p50 ms | p99 ms | errors | GitHub calls started |');
+  out('|--:|--:|--:|--:|--:|--:|--:|');
+  out(`| ${webhook.result.requests} | ${webhook.result.connections} | ${webhook.result.requestsPerSecond.toFixed(0)} | ${webhook.result.p50Ms} | ${webhook.result.p99Ms} | ${webhook.result.errors} | ${webhook.githubCalls} |`);
+
+  // Goals, from the issue, against what was measured above.
+  const at64 = (name: string) => load.find((l) => l.ours.name === name && l.ours.connections === 64);
+  const goals: Array<[string, boolean, string]> = [];
+  for (const name of ['submitPullRequest', 'getSubmittedPullRequest']) {
+    const row = at64(name);
+    if (!row) continue;
+    const ratio = row.ours.requestsPerSecond / row.bare.requestsPerSecond;
+    goals.push([`${name} at 64 connections: at least 50% of the bare route's requests/s`, ratio >= 0.5, `${(ratio * 100).toFixed(0)}%`]);
+    goals.push([`${name} at 64 connections: p99 under 50 ms`, row.ours.p99Ms < 50, `${row.ours.p99Ms} ms`]);
+    goals.push([`${name}: zero errors`, load.filter((l) => l.ours.name === name).every((l) => l.ours.errors === 0), `${load.filter((l) => l.ours.name === name).reduce((s, l) => s + l.ours.errors, 0)} errors`]);
+  }
+  const view = (n: number) => views.find((v) => v.enqueued >= n * 0.99 && v.enqueued <= n * 1.01);
+  const v1000 = view(1000);
+  const v10000 = view(10000);
+  if (v1000) goals.push(['getQueue under 50 ms at 1,000 enqueued PRs', v1000.p50Ms < 50, `p50 ${v1000.p50Ms.toFixed(1)} ms`]);
+  if (v10000) goals.push(['getQueue under 500 ms at 10,000 enqueued PRs', v10000.p50Ms < 500, `p50 ${v10000.p50Ms.toFixed(1)} ms`]);
+  if (submitAt5000 && submitAtEmpty) {
+    const ratio = submitAt5000.meanMs / submitAtEmpty.meanMs;
+    goals.push(['a submit on a queue of 5,000 PRs costs at most twice one on an empty queue', ratio <= 2, `${ratio.toFixed(2)}x`]);
+  }
+  goals.push(['webhook route p99 under 100 ms with GitHub answering in 5 s', webhook.result.p99Ms < 100, `${webhook.result.p99Ms} ms`]);
+  out('\n# Goals');
+  for (const [goal, met, measured] of goals) out(`- [${met ? 'x' : ' '}] ${goal}: ${measured}`);
+
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    database: 'local FerretDB (SQLite)',
+    workload: { secondsPerRun: seconds, sizes, sequentialGetQueueCalls: 20, sequentialSubmits: 50, webhookGitHubDelayMs: 5000 },
+    load,
+    getQueue: views,
+    submitOnLongQueue: { empty: submitAtEmpty, at5000: submitAt5000 },
+    webhook,
+    goals: goals.map(([goal, met, measured]) => ({ goal, met, measured })),
+  };
+  const file = join(root, 'bench', 'results', 'api.json');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  out(`\nwrote ${file}`);
+}
+
+/** Submits `amount` PRs from `first` on, 32 at a time, through the API. */
+async function seedWith(url: string, headers: Record<string, string>, repo: object, first: number, amount: number): Promise<void> {
+  let next = first;
+  const last = first + amount - 1;
+  const worker = async () => {
+    for (;;) {
+      const n = next++;
+      if (n > last) return;
+      const res = await fetch(`${url}/v1/submitPullRequest`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ repo, targetBranch: 'main', pr: { number: n } }) });
+      await res.text();
+      if (!res.ok) throw new Error(`seeding answered ${res.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+}
+
+/** The service as a GitHub App whose GitHub takes 5 s per call; signed deliveries through autocannon. */
+async function benchWebhooks(uri: string, durationSeconds: number): Promise<{ result: LoadResult; githubCalls: number }> {
+  const github = await startSlowGitHub(5_000);
+  cleanups.push(() => github.close());
+  const secret = 'bench-webhook-secret';
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const app = await startService(root, { MONGODB_URI: uri.replace(/bench$/, 'bench_github'), MQ_SANDBOX: 'false', APP_ID: '12345', PRIVATE_KEY: privateKey, WEBHOOK_SECRET: secret, GITHUB_API_URL: github.url });
+  cleanups.push(() => app.stop());
+  // A label on a PR: the handler asks GitHub about the PR's queue, the installation, comments.
+  const payload = (i: number) =>
+    JSON.stringify({
+      action: 'labeled',
+      number: (i % 500) + 1,
+      label: { name: 'merge-queue' },
+      pull_request: { number: (i % 500) + 1, base: { ref: 'main' }, head: { sha: 'a'.repeat(40), ref: `feature-${i}` }, state: 'open' },
+      repository: { name: 'app', owner: { login: 'bench' }, full_name: 'bench/app' },
+      installation: { id: 1 },
+      sender: { login: 'dev', type: 'User' },
+    });
+  const result = await drive({
+    name: 'webhook pull_request.labeled',
+    url: `${app.url}/api/github/webhooks`,
+    connections: 8,
+    durationSeconds,
+    body: payload,
+    headersFor: (i, body) => ({
+      'x-github-event': 'pull_request',
+      'x-github-delivery': `bench-${i}-${Date.now()}`,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    }),
+  });
+  return { result, githubCalls: github.calls() };
+}
+
+main()
+  .then(cleanUp)
+  .catch(async (error: unknown) => {
+    console.error(error);
+    await cleanUp();
+    process.exitCode = 1;
+  });

@@ -1,0 +1,71 @@
+import autocannon from 'autocannon';
+
+/** What one load run measured. */
+export interface LoadResult {
+  name: string;
+  connections: number;
+  durationSeconds: number;
+  requests: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Non-2xx answers plus errors and time-outs. */
+  errors: number;
+}
+
+/**
+ * Drives one endpoint with autocannon for a while; `body(i)` gives the i-th
+ * request's body (each request its own PR, its own delivery id...).
+ */
+export async function drive(options: {
+  name: string;
+  url: string;
+  connections: number;
+  durationSeconds: number;
+  headers?: Record<string, string>;
+  body: (i: number) => string;
+  headersFor?: (i: number, body: string) => Record<string, string>;
+}): Promise<LoadResult> {
+  let i = 0;
+  const result = await autocannon({
+    url: options.url,
+    method: 'POST',
+    connections: options.connections,
+    duration: options.durationSeconds,
+    timeout: 10,
+    headers: { 'content-type': 'application/json', ...options.headers },
+    requests: [
+      {
+        setupRequest: (request) => {
+          const n = i++;
+          const body = options.body(n);
+          return { ...request, body, headers: { ...request.headers, ...options.headersFor?.(n, body) } };
+        },
+      },
+    ],
+  });
+  const errors = result.non2xx + result.errors + result.timeouts;
+  return {
+    name: options.name,
+    connections: options.connections,
+    durationSeconds: options.durationSeconds,
+    requests: result.requests.total,
+    requestsPerSecond: result.requests.total / Math.max(1, result.duration),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors,
+  };
+}
+
+/** Sequential calls, each timed: latency without queueing behind other requests. */
+export async function timeSequential(count: number, call: (i: number) => Promise<void>): Promise<{ count: number; meanMs: number; p50Ms: number; p99Ms: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    await call(i);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] as number;
+  return { count, meanMs: times.reduce((s, t) => s + t, 0) / times.length, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
