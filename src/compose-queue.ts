@@ -40,6 +40,8 @@ export function composeQueueServices(options: {
   metrics?: ServiceMetrics;
   /** Back-off of host actions through an outage (tests shorten it). */
   hostRetryDelayMs?: (attempt: number) => number;
+  /** How long this replica's hold on a queue lasts unless renewed. */
+  leaseTtlMs?: number;
 }): QueueServices {
   const bound: { events?: HostEvents } = {};
   const boundEvents = (): HostEvents => {
@@ -62,6 +64,7 @@ export function composeQueueServices(options: {
     pollMs: options.pollMs,
     owner: options.owner,
     ...(options.hostRetryDelayMs ? { retryDelayMs: options.hostRetryDelayMs } : {}),
+    ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}),
     ...(options.outbox ? { outbox: options.outbox } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

@@ -77,6 +77,7 @@ const { gitHosts, runner, sandbox, maintenance, events } = composeQueueServices(
   log,
   sandbox: config.MQ_SANDBOX,
   owner: `${hostname()}:${config.PORT}`,
+  leaseTtlMs: config.MQ_QUEUE_LEASE_MS,
   metrics,
   outbox: outgoing.outbox,
   ...(github ? { hosts: { [github.hostName]: github.host }, maintenanceTasks: github.maintenanceTasks } : {}),

@@ -48,6 +48,8 @@ export const envSchema = z.object({
       .refine((v) => decodeWebhookSecretKey(v) !== null, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)')
       .optional(),
   ),
+  /** How long a replica's hold on a queue lasts unless renewed: a replica that dies hands its queues over after this. */
+  MQ_QUEUE_LEASE_MS: z.coerce.number().int().min(3_000).max(600_000).default(30_000),
   /** Timeout of each outgoing webhook call. */
   MQ_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** How often the delivery worker looks for due webhook deliveries when idle. */

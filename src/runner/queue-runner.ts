@@ -187,8 +187,9 @@ export class QueueRunner {
     if (this.stopped) return;
     try {
       const { engine } = this.options.stores;
-      // Every few polls, every queue: a writer that died leaves actions to finish and a lease to take over.
-      const all = this.polls++ % 5 === 0;
+      // Every half lease, every queue: a writer that died leaves actions to finish and a lease to take over.
+      const sweepEvery = Math.max(1, Math.round(this.leaseTtlMs / 2 / (this.options.pollMs ?? 2_000)));
+      const all = this.polls++ % sweepEvery === 0;
       for (const queueId of all ? await engine.queueIds() : await engine.queuesWithPendingEvents()) this.kick(queueId);
     } catch (error) {
       this.options.log.warn({ err: error }, 'queue poll failed');
