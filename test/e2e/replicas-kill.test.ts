@@ -204,7 +204,7 @@ test('kill -9 of replicas while they work: nothing lost, nothing merged twice, n
     const settled = [...prs.values()].every((pr) => ['MERGED', 'FAILED', 'CANCELLED'].includes(pr.state) || (pr.state === 'NOT_READY' && pr.notReadyReason));
     if (settled) break;
     if (Date.now() > deadline) {
-      for (const r of replicas) console.log(`replica :${r.port} log tail:\n${r.log.slice(-3000)}`);
+      for (const r of replicas) console.error(`replica :${r.port} log tail:\n${r.log.slice(-3000)}`);
       throw new Error(`not settled: ${JSON.stringify([...prs].map(([n, pr]) => [n, pr.state]))}`);
     }
     await sleep(250);
@@ -213,7 +213,6 @@ test('kill -9 of replicas while they work: nothing lost, nothing merged twice, n
   await Promise.all(readers);
 
   const byOutcome: Record<string, string[]> = {};
-  for (const [n, pr] of prs) if (pr.state === 'FAILED') console.log(`#${n} (${outcomes.get(n)}) ${JSON.stringify(pr.timeline)}`);
   for (const [n, pr] of prs) {
     const outcome = outcomes.get(n) as Outcome;
     (byOutcome[outcome] ??= []).push(`#${n} ${pr.state}`);
@@ -241,5 +240,5 @@ test('kill -9 of replicas while they work: nothing lost, nothing merged twice, n
   const sandbox = (await call('/sandbox/getRepository', {})) as { pullRequests: Record<string, { merged: boolean }> };
   for (const [n, pr] of prs) expect(sandbox.pullRequests[String(n)]?.merged ?? false).toBe(pr.state === 'MERGED');
   expect(counts.fiveHundreds).toBe(0);
-  console.log(`fault test (seed ${SEED}, kills ${schedule.join(',')}): ${JSON.stringify(byOutcome)}; ${JSON.stringify(counts)}`);
+  console.error(`fault test (seed ${SEED}, kills ${schedule.join(',')}): ${JSON.stringify(byOutcome)}; ${JSON.stringify(counts)}`);
 }, 150_000);
