@@ -109,9 +109,11 @@ export class QueueRunner {
   async dispatch(queueId: string, input: RunnerInput): Promise<void> {
     const id = await this.options.stores.engine.enqueue(queueId, { queueId, input, at: this.now() });
     const decided = new Promise<void>((resolve) => this.waiters.set(id, resolve));
-    await this.decide(queueId);
-    if (this.waiters.delete(id)) return; // Not decided here: another replica is the writer.
-    await decided;
+    let failure: unknown = null;
+    await this.decide(queueId).catch((error: unknown) => (failure = error));
+    // Not decided here (another replica is the writer, or the round failed): it stays in the inbox.
+    if (!this.waiters.delete(id)) return decided; // Decided (and recorded), whatever came after it.
+    if (failure) throw failure;
   }
 
   /** Records an input and answers at once; the decision follows in the background. */
@@ -187,8 +189,9 @@ export class QueueRunner {
     if (this.stopped) return;
     try {
       const { engine } = this.options.stores;
-      // Every half lease, every queue: a writer that died leaves actions to finish and a lease to take over.
-      const sweepEvery = Math.max(1, Math.round(this.leaseTtlMs / 2 / (this.options.pollMs ?? 2_000)));
+      // Every third of a lease, every queue: this replica renews the leases it holds while idle, and
+      // takes over those of a writer that died (actions to finish, runs to resume).
+      const sweepEvery = Math.max(1, Math.floor(this.leaseTtlMs / 3 / (this.options.pollMs ?? 2_000)));
       const all = this.polls++ % sweepEvery === 0;
       for (const queueId of all ? await engine.queueIds() : await engine.queuesWithPendingEvents()) this.kick(queueId);
     } catch (error) {
@@ -196,12 +199,12 @@ export class QueueRunner {
     }
   }
 
-  /** True while this replica holds the queue's lease with time to spare; renews it when half used. */
+  /** True while this replica holds the queue's lease with time to spare; renews it once a third is used. */
   private async holdLease(queueId: string): Promise<{ epoch: number; expiresAt: number } | null> {
     return this.leaseMutex.run(queueId, async () => {
       const worker = this.workers.get(queueId);
       const now = this.now();
-      if (worker && worker.leaseExpiresAt - now > this.leaseTtlMs / 2) return { epoch: worker.epoch, expiresAt: worker.leaseExpiresAt };
+      if (worker && worker.leaseExpiresAt - now > (this.leaseTtlMs * 2) / 3) return { epoch: worker.epoch, expiresAt: worker.leaseExpiresAt };
       const epoch = await this.options.stores.engine.acquireLease(queueId, this.owner, now, this.leaseTtlMs);
       if (epoch === null) {
         // Another replica is the writer: what this one knew may be stale by now.

@@ -91,9 +91,13 @@ export class SandboxHost implements GitHost {
 
   async startTestRun(request: TestRunRequest): Promise<TestRunStarted> {
     const testBranch = `mq/${request.targetBranch}/${request.runId}`;
-    const prs = await this.prs(repoKey(request.repo), request.heads.map((h) => h.prNumber));
+    const key = repoKey(request.repo);
+    const prs = await this.prs(key, request.heads.map((h) => h.prNumber));
     // A PR conflicting with one applied before it cannot be applied: like a failed merge on GitHub.
-    const present = new Set<number>();
+    // Merged into this branch counts as applied: the base holds it.
+    const others = [...new Set(prs.flatMap((pr) => pr.behavior.conflictsWith))];
+    const merged = (await this.prs(key, others)).filter((pr) => pr.merged && pr.baseBranch === request.targetBranch);
+    const present = new Set<number>(merged.map((pr) => pr.number));
     for (const pr of prs) {
       if (pr.behavior.conflictsWith.some((n) => present.has(n))) return { ok: false, reason: 'merge_conflict', prNumber: pr.number };
       present.add(pr.number);
