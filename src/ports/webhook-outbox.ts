@@ -1,3 +1,4 @@
+import type { RepoRef } from '../domain/repo.js';
 /**
  * Outgoing webhooks (the seed's "Events"): what the queue tells other systems.
  * The payload is the supplement's; delivery (subscriptions, signing, retries)
@@ -46,4 +47,9 @@ export interface OutgoingEvent {
 export interface WebhookOutbox {
   /** Records the event for every matching subscription of its organization; a repeated id is a no-op. */
   publish(event: OutgoingEvent): Promise<void>;
+  /**
+   * Whether any enabled subscription could want events of this repository: when
+   * none does, the runner does not build events nobody receives. Absent: yes.
+   */
+  hasSubscribers?(repo: RepoRef): Promise<boolean>;
 }

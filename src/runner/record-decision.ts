@@ -14,6 +14,8 @@ export const KEYS_PER_DECISION = 100_000;
  */
 export async function recordDecision(ctx: ActionContext, version: number, actions: RunnerAction[]): Promise<void> {
   const { stores } = ctx;
+  // One look per decision at whether anyone subscribed: events nobody receives are not built.
+  const outbox = ctx.outbox && actions.some((a) => a.type === 'emit') && (await (ctx.outbox.hasSubscribers?.(ctx.queue.repo) ?? true)) ? ctx.outbox : undefined;
   for (const [index, action] of actions.entries()) {
     const key = version * KEYS_PER_DECISION + index;
     switch (action.type) {
@@ -57,7 +59,7 @@ export async function recordDecision(ctx: ActionContext, version: number, action
         break;
       case 'emit':
         ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
-        if (ctx.outbox) for (const event of await outgoingEvents(stores, ctx.queue, action.event, new Date(ctx.now()))) await ctx.outbox.publish(event);
+        if (outbox) for (const event of await outgoingEvents(stores, ctx.queue, action.event, new Date(ctx.now()))) await outbox.publish(event);
         break;
       case 'wake_at':
         ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => ctx.wake());

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { repoKey } from '../domain/repo.js';
+import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { OutgoingEvent, WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { WebhookStore, WebhookSubscriptionRecord } from '../ports/webhook-store.js';
 
@@ -28,6 +28,11 @@ export class StoredWebhookOutbox implements WebhookOutbox {
       onPublished?: () => void;
     },
   ) {}
+
+  async hasSubscribers(repo: RepoRef): Promise<boolean> {
+    const subscriptions = await this.options.store.listEnabledSubscriptions({ host: repo.host, owner: repo.owner });
+    return subscriptions.some((s) => s.repo === null || repoKey(s.repo) === repoKey(repo));
+  }
 
   async publish(event: OutgoingEvent): Promise<void> {
     const { host, owner } = event.payload.repository;

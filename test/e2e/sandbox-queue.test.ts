@@ -6,6 +6,7 @@
 import type { GitHost } from '../../src/ports/git-host.js';
 import type { OutgoingEvent } from '../../src/ports/webhook-outbox.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let h: ApiHarness;
 let token: string;
@@ -28,16 +29,6 @@ async function ok(path: string, body: unknown) {
 
 async function prState(repo: object, number: number, includeTimeline = false) {
   return ok('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number }, includeTimeline });
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 test('a passing PR flows to MERGED, and the timeline shows every step with its reason', async () => {

@@ -5,6 +5,7 @@
  * runner, not through store writes.
  */
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let h: ApiHarness;
 let token: string;
@@ -21,16 +22,6 @@ async function ok(path: string, body: unknown) {
   const res = await h.post(path, body, token);
   if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}: ${res.body}`);
   return res.json();
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** What the host shows on the PR now. */

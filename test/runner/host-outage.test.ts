@@ -5,6 +5,7 @@
  */
 import type { GitHost } from '../../src/ports/git-host.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let h: ApiHarness;
 let token: string;
@@ -41,16 +42,6 @@ async function ok(path: string, body: unknown) {
 }
 
 const prState = (repo: object, number: number) => ok('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number }, includeTimeline: true });
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

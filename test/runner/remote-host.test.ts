@@ -5,6 +5,7 @@
 import type { PullRequestFacts } from '../../src/domain/records.js';
 import type { GitHost } from '../../src/ports/git-host.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const HOST = 'remote.example';
 const DELAY_MS = 1_500;
@@ -51,16 +52,6 @@ afterAll(() => h.close());
 const repo = { host: HOST, owner: 'acme', name: 'app' };
 const post = async (path: string, body: object) => (await h.post(path, { repo, targetBranch: 'main', ...body }, token)).json();
 const read = (n: number) => post('/v1/getSubmittedPullRequest', { pr: { number: n }, includeTimeline: true });
-
-async function waitFor<T>(get: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await get();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
-    await sleep(50);
-  }
-}
 
 test('a submit is answered without waiting for the host; the PR is admitted once the runner has read it', async () => {
   await post('/v1/createQueue', {});
