@@ -54,6 +54,15 @@ async function main(): Promise<void> {
     return res.json() as Promise<Record<string, unknown>>;
   };
   const repo = (name: string) => ({ host: 'sandbox', owner: 'bench', name });
+  /** Waits until the queue's runner carried out every host action it decided (read from its cursor). */
+  const runnerIdle = async (queueId: string) => {
+    const deadline = Date.now() + 600_000;
+    while (Date.now() < deadline) {
+      const { actedThrough } = await stores.engine.cursors(queueId);
+      if ((await stores.engine.decisionsAfter(queueId, actedThrough, 1)).length === 0 && (await stores.engine.pending(queueId, 1)).length === 0) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  };
 
   // 1. Submit and read, ours against the bare route, at 1 and 64 connections.
   out(`# API load (autocannon, ${seconds} s per run, local FerretDB, Node ${process.version})`);
@@ -115,12 +124,15 @@ async function main(): Promise<void> {
     };
     if (size >= 5000 && !submitAt5000) {
       await seedAmount(5000);
+      await runnerIdle(String((await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' })).id));
       submitAt5000 = await timeSubmits(name, 50, 1_000_000);
       seeded += 50;
     }
     await seedAmount(size - seeded);
     const seedSeconds = (performance.now() - seeding) / 1000;
     const queue = await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' });
+    // Measured at rest: the runner has shown every seeded PR's status on the (sandbox) host.
+    await runnerIdle(String(queue.id));
     const enqueued = (queue.enqueuedPullRequests as unknown[]).length;
     const timed = await timeSequential(20, async () => void (await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' })));
     views.push({ enqueued, seedSeconds, p50Ms: timed.p50Ms, p99Ms: timed.p99Ms });
@@ -137,7 +149,8 @@ async function main(): Promise<void> {
   if (submitAt5000) out(`| 5,000 PRs | ${submitAt5000.meanMs.toFixed(1)} | ${submitAt5000.p50Ms.toFixed(1)} | ${submitAt5000.p99Ms.toFixed(1)} |`);
   else out('| 5,000 PRs | not measured (BENCH_SIZES has no size of 5,000 or more) | | |');
 
-  // 3. The GitHub webhook route while GitHub takes 5 s per call.
+  // 3. The GitHub webhook route while GitHub takes 5 s per call, on a service of its own (the first one stopped).
+  await service.stop();
   const webhook = await benchWebhooks(uri, seconds);
   out('\n# GitHub webhook route, GitHub answering every call after 5 s');
   out('| deliveries | conns | req/s | p50 ms | p99 ms | errors | GitHub calls started |');

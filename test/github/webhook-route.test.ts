@@ -119,6 +119,7 @@ test('a handler that fails after the answer is tried again by the sweep (GitHub 
   expect(accepted.statusCode).toBe(202);
   await handler.idle();
   expect(received).not.toContain('pull_request.synchronize:d-5');
+  await new Promise((resolve) => setTimeout(resolve, 5)); // The sweep takes deliveries received before now.
   expect(await handler.retryUnhandled()).toBe(1);
   expect(received.filter((r) => r === 'pull_request.synchronize:d-5')).toHaveLength(1);
   expect(await handler.retryUnhandled()).toBe(0);
