@@ -268,7 +268,7 @@ export class QueueRunner {
       for (;;) {
         const items = await engine.pending(queueId, BATCH);
         if (items.length === 0) break;
-        // What arrives from now on is decided by the decide() its sender queued behind this one.
+        // What arrives from now on is decided in the next round, which its sender asked for.
         let decided;
         try {
           decided = decideInputs(worker.state, items);
@@ -296,10 +296,16 @@ export class QueueRunner {
         worker.version = version;
         for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
         for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
-        await engine.acknowledge(items.map((item) => item.id));
-        if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
-        await recordDecision(this.context(worker), version, decided.actions);
-        await this.syncQueueRecord(worker);
+        try {
+          await engine.acknowledge(items.map((item) => item.id));
+          if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
+          await recordDecision(this.context(worker), version, decided.actions);
+          await this.syncQueueRecord(worker);
+        } catch (error) {
+          // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
+          this.workers.delete(queueId);
+          throw error;
+        }
         for (const item of items) {
           this.waiters.get(item.id)?.();
           this.waiters.delete(item.id);
@@ -334,10 +340,15 @@ export class QueueRunner {
       outage: null,
       positions: null,
     };
-    worker.resumeRuns = worker.state.runs.filter((run) => run.status === 'running');
+    // Runs whose start is still among the actions to carry out are started by those; the others again, once.
+    const toStart = new Set((loaded?.decisions ?? []).filter((d) => d.version > cursors.actedThrough).flatMap((d) => d.actions.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []))));
+    worker.resumeRuns = worker.state.runs.filter((run) => run.status === 'running' && !toStart.has(run.id));
     if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
     this.workers.set(queueId, worker);
     // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
+    // Inputs a decision applied leave the inbox right after it is stored; a writer that died in between left them there.
+    const applied = (loaded?.decisions ?? []).flatMap((decision) => decision.items.map((item) => item.id));
+    if (applied.length > 0) await stores.engine.acknowledge(applied);
     const unrecorded = (loaded?.decisions ?? []).filter((decision) => decision.version > cursors.recordedThrough);
     if (unrecorded.length > 0) log.info({ queueId, decisions: unrecorded.length }, 'recording again the decisions since the last snapshot (repeats change nothing)');
     for (const decision of unrecorded) await recordDecision(this.context(worker), decision.version, decision.actions);

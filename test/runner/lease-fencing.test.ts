@@ -183,3 +183,38 @@ test('a writer that loses the compare-and-set (another appended its version) rec
   await a.stop();
   await b.stop();
 });
+
+test('a writer that dies between storing a decision and taking its inputs off the inbox: the next writer applies them once', async () => {
+  const { queue, entryId, submitted } = await queueWithEntry();
+  const clock = { now: 3_000_000 };
+  const hostA = recordingHost();
+  const hostB = recordingHost();
+  let dying = false;
+  const dyingEngine = {
+    ...stores.engine,
+    async acknowledge(ids: string[]) {
+      if (dying) throw new Error('the process died here');
+      return stores.engine.acknowledge(ids);
+    },
+  };
+  const a = runner('A', hostA, clock, dyingEngine);
+  await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  dying = true;
+  await expect(a.dispatch(queue.id, submitted)).rejects.toThrow('the process died here');
+  await a.stop();
+  // The decision is stored; its input is still in the inbox.
+  expect((await stores.engine.pending(queue.id, 10)).map((item) => item.input.type)).toContain('submitted');
+
+  clock.now += TTL + 5_000;
+  const b = runner('B', hostB, clock);
+  await b.settled(queue.id);
+  expect(await stores.engine.pending(queue.id, 10)).toEqual([]);
+  const entry = await stores.entries.findById(entryId);
+  expect(entry?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
+  const state = await b.engineState(queue.id);
+  expect(state?.entries.filter((e) => e.id === entryId)).toHaveLength(1);
+  expect(state?.runs).toHaveLength(1);
+  expect(hostA.startedFor(queue.id)).toEqual([]);
+  expect(hostB.startedFor(queue.id)).toHaveLength(1);
+  await b.stop();
+});
