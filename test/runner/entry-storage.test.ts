@@ -1,0 +1,66 @@
+/**
+ * Entries keep the host's facts and the timeline as JSON text (cheaper to read
+ * on the local FerretDB); entries stored before as nested objects are read the
+ * same, and the next write of the runner converts them.
+ */
+import { MongoClient, ObjectId } from 'mongodb';
+import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
+import type { Stores } from '../../src/ports/stores.js';
+import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
+
+let database: TestDatabaseUri;
+let stores: Stores;
+let client: MongoClient;
+beforeAll(async () => {
+  database = await createTestDatabaseUri('entry_storage');
+  stores = await openMongoStores({ uri: database.uri });
+  client = await new MongoClient(database.uri).connect();
+});
+afterAll(async () => {
+  await client.close();
+  await stores.close();
+  await dropTestDatabase(database);
+  await stopTestServer();
+});
+
+const facts = { title: 'Old', author: 'dev', headSha: 'abc123', baseBranch: 'main', open: true, draft: false, merged: false, mergeability: 'mergeable' as const, readAt: new Date('2026-01-01T00:00:00Z') };
+
+test('a new entry round-trips its facts and timeline, dates included', async () => {
+  const queueId = new ObjectId().toHexString();
+  const at = new Date('2026-02-02T10:00:00Z');
+  const inserted = await stores.entries.insert({ queueId, prNumber: 1, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+  if (!inserted.ok) throw new Error('not inserted');
+  const read = await stores.entries.find(queueId, 1);
+  expect(read?.facts).toEqual(facts);
+  expect(read?.timeline).toEqual([{ at, state: 'NOT_READY', reason: 'submitted' }]);
+  const raw = await client.db().collection('queue_entries').findOne({ _id: new ObjectId(inserted.value.id) });
+  expect(typeof raw?.factsJson).toBe('string');
+  expect(raw?.timeline).toBeUndefined();
+});
+
+test('an entry stored with nested facts and timeline is read the same, and converted by the next write', async () => {
+  const queueId = new ObjectId();
+  const _id = new ObjectId();
+  const at = new Date('2026-03-03T10:00:00Z');
+  await client.db().collection('queue_entries').insertOne({ _id, queueId, prNumber: 7, attempt: 1, state: 'PENDING', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }, { at, state: 'PENDING', reason: 'ready' }] });
+  await client.db().collection('queue_entry_keys').insertOne({ _id: `${queueId.toHexString()}:7` as unknown as ObjectId, queueId, entryId: _id });
+  const read = await stores.entries.find(queueId.toHexString(), 7);
+  expect(read?.facts).toEqual(facts);
+  expect(read?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING']);
+
+  const later = new Date('2026-03-03T11:00:00Z');
+  await stores.entries.recordTransition(_id.toHexString(), { at: later, state: 'TESTING', reason: 'test_started' }, 100_000);
+  const converted = await stores.entries.findById(_id.toHexString());
+  expect(converted?.state).toBe('TESTING');
+  expect(converted?.timeline.map((e) => [e.state, e.at.toISOString()])).toEqual([
+    ['NOT_READY', at.toISOString()],
+    ['PENDING', at.toISOString()],
+    ['TESTING', later.toISOString()],
+  ]);
+  const raw = await client.db().collection('queue_entries').findOne({ _id });
+  expect(raw?.timeline).toBeUndefined();
+  expect(typeof raw?.timelineJson).toBe('string');
+  // A replay of the same write (same key) changes nothing.
+  await stores.entries.recordTransition(_id.toHexString(), { at: new Date(), state: 'PENDING', reason: 'rebuilt' }, 100_000);
+  expect((await stores.entries.findById(_id.toHexString()))?.timeline).toHaveLength(3);
+});
