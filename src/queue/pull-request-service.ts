@@ -77,8 +77,9 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
 
   /** Hands a (re-)submitted entry to the runner and answers what the engine made of it. */
   async function enqueue(queue: QueueRecord, entry: QueueEntryRecord, submitted: SubmittedEvent, attempt: number | null, refresh: boolean): Promise<QueueEntryRecord> {
-    if (refresh) await runner.record(queue.id, { type: 'refresh_pull_request', prNumber: entry.prNumber });
     await runner.dispatch(queue.id, attempt === null ? submitted : { type: 'resubmitted', attempt, submitted });
+    // After the submit, so the facts read in the background find the engine holding the entry.
+    if (refresh) await runner.record(queue.id, { type: 'refresh_pull_request', prNumber: entry.prNumber });
     return (await stores.entries.findById(entry.id)) ?? entry;
   }
 
