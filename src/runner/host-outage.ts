@@ -1,6 +1,12 @@
+import type { ServiceMetrics } from '../observability/service-metrics.js';
+import { executeHostAction, settleRefusal, type ActionContext } from './execute-actions.js';
+import type { RunnerLog } from './queue-runner.js';
+import type { RunnerAction, RunnerInput } from './runner-model.js';
+
 /**
  * A host that fails is not a PR that fails. These tell an outage (retry later,
- * the PR keeps its place) from a refusal (a verdict the engine must hear).
+ * the PR keeps its place) from a refusal (a verdict the engine must hear), and
+ * carry a host action out through an outage.
  */
 
 /** Whether a host error is worth retrying: no answer at all, a 5xx, a time-out or a rate limit. */
@@ -24,4 +30,67 @@ export function describeHostError(error: unknown): string {
 export function retryDelayMs(attempt: number, random: () => number = Math.random, baseMs = 1_000, maxMs = 60_000): number {
   const plain = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(plain * (0.8 + 0.4 * random()));
+}
+
+/** A queue's outage as its writer sees it. */
+export interface OutageTracking {
+  queueId: string;
+  outage: { since: number; attempts: number } | null;
+}
+
+export interface OutageDeps {
+  log: RunnerLog;
+  metrics?: ServiceMetrics;
+  now: () => number;
+  delayMs: (attempt: number) => number;
+  sleep: (ms: number) => Promise<void>;
+  /** False when this replica must stop acting (lease lost, shutting down). */
+  mayAct: () => Promise<boolean>;
+  /** Tells the queue's writer, through its inbox. */
+  report: (input: RunnerInput) => Promise<void>;
+}
+
+/**
+ * One host action, retried with back-off while the host fails: the engine
+ * hears of the outage (so nothing starts, merges or times out meanwhile) and
+ * of the recovery. A refusal becomes its verdict at once. False when this
+ * replica must stop acting.
+ */
+export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerAction, tracking: OutageTracking, deps: OutageDeps): Promise<boolean> {
+  for (;;) {
+    if (!(await deps.mayAct())) return false;
+    try {
+      await executeHostAction(ctx, action);
+      if (tracking.outage) await recovered(tracking, deps);
+      return true;
+    } catch (error) {
+      if (!isTransientHostError(error)) {
+        await settleRefusal(ctx, action, error);
+        return true;
+      }
+      await failing(tracking, action.type, error, deps);
+      await deps.sleep(deps.delayMs(tracking.outage?.attempts ?? 1));
+    }
+  }
+}
+
+async function failing(tracking: OutageTracking, action: string, error: unknown, deps: OutageDeps): Promise<void> {
+  const first = tracking.outage === null;
+  tracking.outage = { since: tracking.outage?.since ?? deps.now(), attempts: (tracking.outage?.attempts ?? 0) + 1 };
+  const { attempts, since } = tracking.outage;
+  deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 1);
+  deps.metrics?.hostRetries.inc({ action });
+  // Powers of two: a long outage is logged now and then, not on every retry.
+  if (first || (attempts & (attempts - 1)) === 0) {
+    deps.log.warn({ queueId: tracking.queueId, action, attempts, outageSeconds: Math.round((deps.now() - since) / 1000), err: error }, 'the repository host is failing; retrying with back-off');
+  }
+  if (first) await deps.report({ type: 'host_unavailable', message: `${action}: ${describeHostError(error)}` });
+}
+
+async function recovered(tracking: OutageTracking, deps: OutageDeps): Promise<void> {
+  const since = tracking.outage?.since ?? deps.now();
+  tracking.outage = null;
+  deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 0);
+  deps.log.info({ queueId: tracking.queueId, outageSeconds: Math.round((deps.now() - since) / 1000) }, 'the repository host answers again');
+  await deps.report({ type: 'host_recovered' });
 }

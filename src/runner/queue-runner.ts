@@ -7,12 +7,12 @@ import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { Timers } from './timers.js';
 import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
-import type { RunnerInput } from './runner-model.js';
-import { executeHostAction, isHostAction, settleRefusal, type ActionContext } from './execute-actions.js';
+import type { RunnerAction, RunnerInput } from './runner-model.js';
+import { isHostAction, type ActionContext } from './execute-actions.js';
 import { recordDecision } from './record-decision.js';
 import { decideInputs, loadState, PoisonInput, positionsOf } from './decide-inputs.js';
 import { initialEngineState } from '../engine/initial-state.js';
-import { describeHostError, isTransientHostError, retryDelayMs } from './host-outage.js';
+import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
 
 /** The little of a logger the runner needs (pino fits). */
 export interface RunnerLog {
@@ -445,53 +445,18 @@ export class QueueRunner {
     }
   }
 
-  /**
-   * One host action, retried with back-off while the host fails: the engine
-   * hears of the outage (so nothing times out meanwhile) and of the recovery.
-   * False when this replica must stop (lease lost, shutting down).
-   */
-  private async carryOut(worker: QueueWorker, action: Parameters<typeof executeHostAction>[1]): Promise<boolean> {
-    const ctx = this.context(worker);
-    for (;;) {
-      if (!this.leaseValid(worker)) return false;
+  /** One host action, retried through host outages; false when this replica must stop acting. */
+  private carryOut(worker: QueueWorker, action: RunnerAction): Promise<boolean> {
+    return carryOutThroughOutages(this.context(worker), action, worker, {
+      log: this.options.log,
+      ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
+      now: this.now,
+      delayMs: this.options.retryDelayMs ?? retryDelayMs,
+      sleep: (ms) => this.sleep(worker.queueId, ms),
       // A retry may run long after the lease was last renewed by a decision.
-      if (!(await this.holdLease(worker.queueId))) return false;
-      try {
-        await executeHostAction(ctx, action);
-        if (worker.outage) await this.recovered(worker);
-        return true;
-      } catch (error) {
-        if (!isTransientHostError(error)) {
-          await settleRefusal(ctx, action, error);
-          return true;
-        }
-        await this.failing(worker, action.type, error);
-        const attempts = worker.outage?.attempts ?? 1;
-        await this.sleep(worker.queueId, (this.options.retryDelayMs ?? retryDelayMs)(attempts));
-      }
-    }
-  }
-
-  private async failing(worker: QueueWorker, action: string, error: unknown): Promise<void> {
-    const message = describeHostError(error);
-    const first = worker.outage === null;
-    worker.outage = { since: worker.outage?.since ?? this.now(), attempts: (worker.outage?.attempts ?? 0) + 1 };
-    const { attempts, since } = worker.outage;
-    this.options.metrics?.hostOutage.set({ queue: worker.queueId }, 1);
-    this.options.metrics?.hostRetries.inc({ action });
-    // Powers of two: a long outage is logged now and then, not on every retry.
-    if (first || (attempts & (attempts - 1)) === 0) {
-      this.options.log.warn({ queueId: worker.queueId, action, attempts, outageSeconds: Math.round((this.now() - since) / 1000), err: error }, 'the repository host is failing; retrying with back-off');
-    }
-    if (first) await this.record(worker.queueId, { type: 'host_unavailable', message: `${action}: ${message}` });
-  }
-
-  private async recovered(worker: QueueWorker): Promise<void> {
-    const outage = worker.outage;
-    worker.outage = null;
-    this.options.metrics?.hostOutage.set({ queue: worker.queueId }, 0);
-    this.options.log.info({ queueId: worker.queueId, outageSeconds: Math.round((this.now() - (outage?.since ?? this.now())) / 1000) }, 'the repository host answers again');
-    await this.record(worker.queueId, { type: 'host_recovered' });
+      mayAct: async () => this.leaseValid(worker) && (await this.holdLease(worker.queueId)) !== null,
+      report: (input) => this.record(worker.queueId, input),
+    });
   }
 
   private sleep(queueId: string, ms: number): Promise<void> {
