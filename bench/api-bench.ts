@@ -105,10 +105,10 @@ async function main(): Promise<void> {
   }
 
   // 2. getQueue at growing sizes (queues paused: PRs wait, nothing tests), and a submit on a long queue against an empty one.
-  out('\n# getQueue by queue size (20 sequential calls each)');
-  out('| enqueued PRs | seeded in s | p50 ms | p99 ms |');
-  out('|--:|--:|--:|--:|');
-  const views: Array<{ enqueued: number; seedSeconds: number; p50Ms: number; p99Ms: number }> = [];
+  out('\n# getQueue by queue size (the first view after a change, then 20 sequential calls of a queue at rest)');
+  out('| enqueued PRs | seeded in s | first view after a change ms | at rest p50 ms | at rest p99 ms |');
+  out('|--:|--:|--:|--:|--:|');
+  const views: Array<{ enqueued: number; seedSeconds: number; afterChangeMs: number; p50Ms: number; p99Ms: number }> = [];
   let submitAt5000: Awaited<ReturnType<typeof timeSequential>> | null = null;
   let submitAtEmpty: Awaited<ReturnType<typeof timeSequential>> | null = null;
   const timeSubmits = async (name: string, count: number, from: number) =>
@@ -136,10 +136,14 @@ async function main(): Promise<void> {
     const queue = await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' });
     // Measured at rest: the runner has shown every seeded PR's status on the (sandbox) host.
     await runnerIdle(String(queue.id));
+    // A change the runner records (a priority), so the next view reads every entry: the cost without the view cache.
+    await call('/v1/submitPullRequest', { repo: repo(name), targetBranch: 'main', pr: { number: 1 }, priority: 'high' });
+    await runnerIdle(String(queue.id));
+    const afterChange = await timeSequential(1, async () => void (await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' })));
     const enqueued = (queue.enqueuedPullRequests as unknown[]).length;
     const timed = await timeSequential(20, async () => void (await call('/v1/getQueue', { repo: repo(name), targetBranch: 'main' })));
-    views.push({ enqueued, seedSeconds, p50Ms: timed.p50Ms, p99Ms: timed.p99Ms });
-    out(`| ${enqueued} | ${seedSeconds.toFixed(0)} | ${timed.p50Ms.toFixed(1)} | ${timed.p99Ms.toFixed(1)} |`);
+    views.push({ enqueued, seedSeconds, afterChangeMs: afterChange.meanMs, p50Ms: timed.p50Ms, p99Ms: timed.p99Ms });
+    out(`| ${enqueued} | ${seedSeconds.toFixed(0)} | ${afterChange.meanMs.toFixed(1)} | ${timed.p50Ms.toFixed(1)} | ${timed.p99Ms.toFixed(1)} |`);
   }
   // The empty queue is timed last, on the same (now larger) database, so only the queue's length differs.
   await call('/v1/createQueue', { repo: repo('empty'), targetBranch: 'main' });
@@ -174,8 +178,8 @@ async function main(): Promise<void> {
   const view = (n: number) => views.find((v) => v.enqueued >= n * 0.99 && v.enqueued <= n * 1.01);
   const v1000 = view(1000);
   const v10000 = view(10000);
-  if (v1000) goals.push(['getQueue under 50 ms at 1,000 enqueued PRs', v1000.p50Ms < 50, `p50 ${v1000.p50Ms.toFixed(1)} ms`]);
-  if (v10000) goals.push(['getQueue under 500 ms at 10,000 enqueued PRs', v10000.p50Ms < 500, `p50 ${v10000.p50Ms.toFixed(1)} ms`]);
+  if (v1000) goals.push(['getQueue under 50 ms at 1,000 enqueued PRs (a queue at rest)', v1000.p50Ms < 50, `p50 ${v1000.p50Ms.toFixed(1)} ms (first view after a change ${v1000.afterChangeMs.toFixed(0)} ms)`]);
+  if (v10000) goals.push(['getQueue under 500 ms at 10,000 enqueued PRs (a queue at rest)', v10000.p50Ms < 500, `p50 ${v10000.p50Ms.toFixed(1)} ms (first view after a change ${v10000.afterChangeMs.toFixed(0)} ms)`]);
   if (submitAt5000 && submitAtEmpty) {
     const ratio = submitAt5000.meanMs / submitAtEmpty.meanMs;
     goals.push(['a submit on a queue of 5,000 PRs costs at most twice one on an empty queue', ratio <= 2, `${ratio.toFixed(2)}x`]);

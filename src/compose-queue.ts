@@ -6,10 +6,12 @@ import type { ServiceMetrics } from './observability/service-metrics.js';
 import { hostEvents } from './runner/host-events.js';
 import { Maintenance, type MaintenanceTask } from './runner/maintenance.js';
 import { QueueRunner, type RunnerLog } from './runner/queue-runner.js';
-import { refreshWaitingFacts } from './runner/refresh-waiting-facts.js';
+import { readBaseHeads, refreshWaitingFacts } from './runner/refresh-waiting-facts.js';
 
 /** GitHub redelivers within days; a week of delivery ids is plenty. */
 const DELIVERY_MEMORY_MS = 7 * 24 * 60 * 60 * 1000;
+/** How often the head of every busy queue's branch is read, in case a push webhook was lost. */
+const BASE_HEAD_READ_MS = 5 * 60_000;
 
 export interface QueueServices {
   gitHosts: GitHostRegistry;
@@ -74,6 +76,8 @@ export function composeQueueServices(options: {
   const maintenance = new Maintenance(
     [
       { name: 'refresh facts of waiting PRs', run: async () => refreshWaitingFacts(stores, events, await stores.engine.queueIds()) },
+      // Push webhooks can be lost, and GitHub never redelivers: the head of every busy queue's branch is read now and then.
+      { name: 'read target branch heads', everyMs: BASE_HEAD_READ_MS, run: async () => readBaseHeads(stores, runner, await stores.engine.queueIds()) },
       { name: 'forget old webhook deliveries', run: () => stores.deliveries.prune(new Date(Date.now() - DELIVERY_MEMORY_MS)) },
       ...(options.maintenanceTasks ?? []),
     ],

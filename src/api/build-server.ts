@@ -1,3 +1,4 @@
+import { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -110,6 +111,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     pullRequests: pullRequestService(options.stores, options.gitHosts, runner, log, now),
     runner,
     now,
+    enqueuedCache: new EnqueuedEntriesCache(),
   };
 
   await app.register(fastifySwagger, {

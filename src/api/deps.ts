@@ -1,3 +1,4 @@
+import type { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import type { Stores } from '../ports/stores.js';
 import type { PullRequestService } from '../queue/pull-request-service.js';
 import type { QueueService } from '../queue/queue-service.js';
@@ -12,4 +13,6 @@ export interface ApiDeps {
   pullRequests: PullRequestService;
   runner: QueueRunner;
   now: () => Date;
+  /** Enqueued entries of queues viewed lately, valid until their runner records something. */
+  enqueuedCache: EnqueuedEntriesCache;
 }

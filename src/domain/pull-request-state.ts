@@ -41,6 +41,7 @@ export const STATE_CHANGE_REASONS = [
   'merged_outside_queue',
   'failed_tests',
   'merge_conflict',
+  'merge_refused',
   'timed_out',
   'tests_passed',
   'merged',

@@ -14,6 +14,8 @@ export interface QueueRecord {
   modeSwitchStartedAt: Date | null;
   /** Set while the repository host fails and the queue's actions wait for it (written by the runner). */
   hostOutage?: HostOutage | null;
+  /** Set while the host refuses to land passed runs for a reason no PR caused; an operator's updateQueue lifts it. */
+  landingBlocked?: HostOutage | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -38,6 +40,8 @@ export interface PullRequestFacts {
   draft: boolean;
   merged: boolean;
   mergeability: HostMergeability;
+  /** False when the host says its commits cannot be rebased onto its base; absent when unknown. */
+  rebaseable?: boolean;
   url?: string;
   body?: string;
   readAt: Date;
@@ -108,6 +112,9 @@ export interface TestedPullRequest {
   title?: string;
   url?: string;
 }
+
+/** How a timed-out run's record names each required check that had not reported (`failureStatuses`). */
+export const TIMED_OUT_PREFIX = 'no result in time: ';
 
 /** One CI run of the base plus an ordered list of PRs, on a test branch. */
 export interface TestRunRecord {

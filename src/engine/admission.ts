@@ -1,4 +1,4 @@
-import type { QueueMode } from '../domain/queue-config.js';
+import type { MergeMethod, QueueMode } from '../domain/queue-config.js';
 import type { PrFacts } from './model.js';
 
 /** Why a PR may not be tested yet. The API shows it as `notReadyReason`. */
@@ -8,6 +8,7 @@ export const NOT_READY_REASONS = [
   'draft',
   'base_mismatch',
   'not_mergeable',
+  'not_rebaseable',
   'awaiting_mergeability',
   'awaiting_impacted_targets',
 ] as const;
@@ -17,6 +18,8 @@ export type NotReadyReason = (typeof NOT_READY_REASONS)[number];
 export interface AdmissionFacts {
   targetBranch: string;
   mode: QueueMode;
+  /** The queue's method: a PR the host says cannot be rebased waits when the queue rebases. */
+  mergeMethod?: MergeMethod;
   facts: PrFacts | null;
   /** The head sha the PR's impacted targets were computed for, if any. */
   targetsSha: string | null;
@@ -30,6 +33,8 @@ export function notReadyReason(input: AdmissionFacts): NotReadyReason | null {
   if (facts.draft) return 'draft';
   if (facts.baseBranch !== input.targetBranch) return 'base_mismatch';
   if (facts.mergeability === 'not_mergeable') return 'not_mergeable';
+  // Its commits do not replay cleanly onto the branch (the host says so before any CI is spent).
+  if (input.mergeMethod === 'rebase' && facts.rebaseable === false) return 'not_rebaseable';
   if (facts.mergeability !== 'mergeable') return 'awaiting_mergeability';
   if (input.mode === 'parallel' && input.targetsSha !== facts.headSha) return 'awaiting_impacted_targets';
   return null;

@@ -74,14 +74,25 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const run = state.runs.find((r) => r.id === event.runId);
       if (state.mergingRunId !== event.runId || !run) return;
       state.mergingRunId = null;
+      const reported = state.pendingBaseSha ?? null;
+      state.pendingBaseSha = null;
       if (!event.ok) {
-        ctx.dropRun(run, 'rebuilt');
+        if (event.reason === 'blocked') {
+          // The passed run stays valid: it lands, untested again, once an operator lifts the block.
+          state.landingBlocked = { since: ctx.now, message: event.message };
+        } else {
+          if (event.reason === 'refused') ctx.conclude(event.entryId, 'FAILED', 'merge_refused', event.message, run);
+          if (event.reason === 'base_moved' && !reported) state.awaitingBaseHead = true;
+          if (state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
+        }
+        if (reported) moveBase(ctx, reported);
         return;
       }
       // The branch now holds every head the run applied, even of a PR cancelled meanwhile.
       const base = state.baseSha ? (state.knownBases[state.baseSha] ?? { root: state.baseSha, heads: [] }) : { root: event.newBaseSha, heads: [] };
       const added = [...run.ahead, ...run.unit].map((h) => `${h.entryId}@${h.headSha}`).filter((t) => !base.heads.includes(t));
       state.knownBases[event.newBaseSha] = { root: base.root, heads: [...base.heads, ...added] };
+      if (state.baseSha && state.baseSha !== event.newBaseSha) state.replacedBases = [...(state.replacedBases ?? []), state.baseSha].slice(-REPLACED_BASES_KEPT);
       state.baseSha = event.newBaseSha;
       state.runs = state.runs.filter((r) => r !== run);
       const merged = [...run.ahead, ...run.unit].filter((h) => ctx.entry(h.entryId));
@@ -96,18 +107,31 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         ctx.conclude(head.entryId, 'MERGED', 'merged', undefined, run);
       }
       pruneKnownBases(ctx);
+      // A head read while the merge was in flight that is not the merge's own result: the branch moved besides.
+      if (reported && reported !== event.newBaseSha) moveBase(ctx, reported);
       return;
     }
     case 'base_moved':
-      if (event.sha !== state.baseSha) {
-        state.baseSha = event.sha;
-        pruneKnownBases(ctx);
+      // Our own merge's push can be reported before its outcome: decide once the outcome is known.
+      if (state.mergingRunId) state.pendingBaseSha = event.sha;
+      else {
+        state.awaitingBaseHead = false;
+        moveBase(ctx, event.sha);
       }
       return;
+    case 'landing_impossible': {
+      // Nobody's verdict: the run goes back untested and nothing starts or lands until an operator changes the queue.
+      state.landingBlocked = { since: state.landingBlocked?.since ?? ctx.now, message: event.message };
+      const run = state.runs.find((r) => r.id === event.runId);
+      if (run?.status === 'running') ctx.dropRun(run, 'rebuilt');
+      return;
+    }
     case 'config_changed': {
       const currentMode = state.config.mode;
       const busy = state.runs.some((r) => r.status === 'running');
       state.requestedState = event.requestedState;
+      // An operator changed the queue after a blocked landing: try landing again.
+      state.landingBlocked = null;
       if (event.config.mode !== currentMode && busy) {
         // Runs in flight were built for the current mode: it stays until they end.
         state.config = { ...event.config, mode: currentMode };
@@ -163,6 +187,17 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
 
 function dropStaleTargets(entry: EngineEntry): void {
   if (entry.targets && entry.targets.sha !== entry.facts?.headSha) entry.targets = null;
+}
+
+/** How many heads the queue's own merges replaced are remembered as stale. */
+const REPLACED_BASES_KEPT = 20;
+
+/** The branch is at `sha` now, unless that is a head the queue's own merges already replaced (a late report). */
+function moveBase(ctx: DecisionContext, sha: string): void {
+  const { state } = ctx;
+  if (sha === state.baseSha || (state.replacedBases ?? []).includes(sha)) return;
+  state.baseSha = sha;
+  pruneKnownBases(ctx);
 }
 
 /** Keeps only the known bases a run or the branch still refers to. */

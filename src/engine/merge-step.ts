@@ -10,7 +10,7 @@ import { expectedAhead, isValid } from './run-validity.js';
  */
 export function merge(ctx: DecisionContext): void {
   const { state } = ctx;
-  if (state.mergingRunId || state.requestedState === 'PAUSED' || !state.baseSha || state.hostOutage) return;
+  if (state.mergingRunId || state.requestedState === 'PAUSED' || !state.baseSha || state.hostOutage || state.landingBlocked || state.awaitingBaseHead) return;
   const order = ctx.order();
   const passed = state.runs.filter((r) => r.status === 'passed' && isValid(ctx, order, r)).sort((a, b) => a.seq - b.seq);
   let chosen: EngineRun | undefined;

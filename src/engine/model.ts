@@ -20,6 +20,8 @@ export interface PrFacts {
   open: boolean;
   draft: boolean;
   mergeability: HostMergeability;
+  /** False: the host says its commits cannot be rebased onto the branch (null or absent: not known). */
+  rebaseable?: boolean | null;
 }
 
 /** Targets CI computed for one head sha; 'ALL' overlaps everything. */
@@ -112,6 +114,23 @@ export interface EngineState {
    * starts, merges or times out meanwhile. States saved before it existed lack it.
    */
   hostOutage?: { since: number; message: string } | null;
+  /**
+   * Set when the host refused (or would refuse) to land for a reason no PR
+   * caused (protection the App may not bypass, a forbidden method, an unknown
+   * refusal): nothing starts or merges until an operator changes the queue (any
+   * updateQueue), so nothing loops and no CI is spent on runs that cannot land.
+   */
+  landingBlocked?: { since: number; message: string } | null;
+  /**
+   * Set when a merge found the branch elsewhere than we knew: nothing starts or
+   * merges until the host reports the real head (the runner reads it), so no
+   * run is rebuilt on the stale one.
+   */
+  awaitingBaseHead?: boolean;
+  /** A branch head reported while a merge was in flight: applied once the merge's outcome is known. */
+  pendingBaseSha?: string | null;
+  /** Heads the queue's own merges replaced, newest last: a late report of one is stale, never a move. */
+  replacedBases?: string[];
 }
 
 /** Everything that can happen to a queue. */
@@ -131,8 +150,14 @@ export type EngineEvent =
       conflictEntryId?: string;
     }
   | { type: 'merge_finished'; runId: string; ok: true; newBaseSha: string }
-  | { type: 'merge_finished'; runId: string; ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' | 'merge_failed' }
+  | { type: 'merge_finished'; runId: string; ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' }
+  /** The host refused to land this PR (GitHub's message): it alone fails, the others are rebuilt. */
+  | { type: 'merge_finished'; runId: string; ok: false; reason: 'refused'; entryId: string; message: string }
+  /** The host refused to land for a reason no PR caused: the queue stops merging and says why. */
+  | { type: 'merge_finished'; runId: string; ok: false; reason: 'blocked'; message: string }
   | { type: 'base_moved'; sha: string }
+  /** The host would refuse to land this run whatever its tests say (protection, settings): found before testing. */
+  | { type: 'landing_impossible'; runId: string; message: string }
   | { type: 'config_changed'; config: QueueConfig; requestedState: RequestedQueueState }
   /** The host failed an action (5xx, time-out, rate limit); the runner retries it with back-off. */
   | { type: 'host_unavailable'; message: string }
@@ -164,7 +189,8 @@ export interface EmittedEvent {
 /** What the runner must do, in domain words. */
 export type EngineAction =
   | { type: 'start_run'; run: EngineRun }
-  | { type: 'cancel_run'; runId: string }
+  /** `timedOut`: its results never came within the test timeout (the record says which checks were missing). */
+  | { type: 'cancel_run'; runId: string; timedOut?: true }
   /** Advance the target branch to the run's tested content: its unit and everything ahead. */
   | { type: 'merge'; runId: string; entryIds: string[]; expectedBaseSha: string }
   | { type: 'publish_status'; entryId: string; prNumber: number; state: PullRequestState; reason: StateChangeReason; detail?: string }

@@ -37,15 +37,18 @@ function fingerprint(ctx: DecisionContext): string {
 
 function admit(ctx: DecisionContext): void {
   for (const entry of ctx.state.entries) {
-    const admissible =
-      notReadyReason({ targetBranch: ctx.state.targetBranch, mode: ctx.state.config.mode, facts: entry.facts, targetsSha: entry.targets?.sha ?? null }) === null;
+    const reason = notReadyReason({ targetBranch: ctx.state.targetBranch, mode: ctx.state.config.mode, mergeMethod: ctx.state.config.mergeMethod, facts: entry.facts, targetsSha: entry.targets?.sha ?? null });
+    const admissible = reason === null;
+    // GitHub recomputes mergeability after every push to the base (null for a while): an admitted
+    // PR keeps its place and its run meanwhile; only a definite verdict (a conflict, a block) demotes it.
+    const demoted = !admissible && reason !== 'awaiting_mergeability';
     if (entry.state === 'NOT_READY' && admissible) {
       ctx.entryChanged();
       entry.state = 'PENDING';
       entry.admittedAt = ctx.now;
       // Published at once, so the timeline shows admission even if testing starts in the same decision.
       ctx.publishNow(entry, 'ready');
-    } else if (entry.state !== 'NOT_READY' && !admissible) {
+    } else if (entry.state !== 'NOT_READY' && demoted) {
       const run = runOf(ctx.state, entry.id);
       if (run) ctx.dropRun(run, 'rebuilt');
       ctx.entryChanged();
@@ -62,7 +65,7 @@ function timeOut(ctx: DecisionContext): void {
   const limit = ctx.state.config.testingTimeoutMinutes * MINUTE_MS;
   for (const run of ctx.state.runs) {
     if (run.status === 'running' && ctx.now - run.startedAt >= limit) {
-      ctx.actions.push({ type: 'cancel_run', runId: run.id });
+      ctx.actions.push({ type: 'cancel_run', runId: run.id, timedOut: true });
       run.status = 'failed';
       run.finishedAt = ctx.now;
       run.failureReason = 'timed_out';

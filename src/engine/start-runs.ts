@@ -6,7 +6,7 @@ import { aheadOf, headsOf, PLACES_PER_RUN, runOf } from './order.js';
 export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
   // During a host outage new runs would only wait behind the failing call.
-  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage) return;
+  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead || state.landingBlocked) return;
   let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length;
   const order = ctx.order();
   let index = 0;

@@ -17,6 +17,12 @@ export interface GitHubAppDeps {
   hostName: string;
   /** Remembers which installation serves a repository (for API calls outside webhooks). */
   rememberInstallation(repo: RepoRef, installationId: number): void;
+  /** This App's id: events about its own check runs are its own doing, not news. */
+  appId: number;
+  /** The App lost or regained access to a repository: its cached installation is dropped. */
+  forgetInstallation(repo: RepoRef): void;
+  /** Tells a queue's runner the host cannot be used (the App is gone) or can again. */
+  hostAccess(queueId: string, change: { available: false; message: string } | { available: true }): Promise<void>;
 }
 
 type Payload = Record<string, unknown>;
@@ -54,6 +60,14 @@ export function githubApp(deps: GitHubAppDeps) {
           return;
         }
         if (label.toLowerCase() !== queue.config.enqueueingLabel.toLowerCase()) return;
+        // The same rule as commands: triage can label, but only writers decide what merges.
+        const sender = (payload.sender as { login?: string } | undefined)?.login ?? '';
+        if (!(await canWrite(context, sender))) {
+          await context.octokit.rest.issues.createComment(
+            context.issue({ body: replyTo(`@${sender}, only people with write access to this repository can ${context.payload.action === 'labeled' ? 'queue' : 'remove'} pull requests with the \`${queue.config.enqueueingLabel}\` label; nothing changed in the queue.`) }),
+          );
+          return;
+        }
         const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };
         const result = context.payload.action === 'labeled' ? await deps.pullRequests.submit(ref) : await deps.pullRequests.cancel(ref);
         if (!result.ok && result.failure.kind !== 'not_found') {
@@ -93,14 +107,33 @@ export function githubApp(deps: GitHubAppDeps) {
         const queue = await deps.stores.queues.find(repo, pull.base.ref);
         if (!queue) return void (await reply(noQueueComment(pull.base.ref)));
         if (!queue.config.commandsEnabled) return void (await reply(replyTo(`Commands are turned off for the \`${pull.base.ref}\` queue.`)));
-        const { data: permission } = await context.octokit.rest.repos.getCollaboratorPermissionLevel(context.repo({ username: comment.user.login }));
-        if (!WRITERS.has(permission.permission) && !WRITERS.has(permission.role_name ?? '')) {
+        if (!(await canWrite(context, comment.user.login))) {
           return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
         }
         const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number });
         if (outcome) await reply(replyTo(outcome));
       }),
     );
+
+    // Uninstalled or suspended: nothing can be tested or landed on those repositories until the App is back.
+    app.on(['installation.deleted', 'installation.suspend', 'installation.created', 'installation.unsuspend', 'installation_repositories.added', 'installation_repositories.removed'], async (context) => {
+      const payload = context.payload as unknown as Payload;
+      const installation = payload.installation as { account?: { login?: string } | null };
+      const account = installation.account?.login ?? '';
+      const action = String(payload.action);
+      const lost = action === 'deleted' || action === 'suspend' || action === 'removed';
+      const listed = (action === 'added' ? payload.repositories_added : action === 'removed' ? payload.repositories_removed : null) as Array<{ name: string }> | null;
+      const queues = await deps.stores.queues.listForOrg(deps.hostName, account);
+      for (const queue of queues) {
+        if (listed && !listed.some((r) => r.name.toLowerCase() === queue.repo.name.toLowerCase())) continue;
+        deps.forgetInstallation(queue.repo);
+        const why = action === 'suspend' ? 'suspended' : action === 'removed' ? 'removed from this repository' : 'uninstalled';
+        await deps.hostAccess(
+          queue.id,
+          lost ? { available: false, message: `The GitHub App was ${why} on ${account}: nothing is tested or merged until it is installed on ${queue.repo.owner}/${queue.repo.name} again.` } : { available: true },
+        );
+      }
+    });
 
     app.on('push', async (context) =>
       withRepo(context, async (repo, payload) => {
@@ -113,11 +146,16 @@ export function githubApp(deps: GitHubAppDeps) {
 
     app.on(['check_run.completed', 'check_run.created', 'check_suite.completed'], async (context) =>
       withRepo(context, async (repo, payload) => {
-        const source = (payload.check_run ?? payload.check_suite) as { head_sha?: string; pull_requests?: Array<{ number: number }> } | undefined;
+        const source = (payload.check_run ?? payload.check_suite) as { head_sha?: string; pull_requests?: Array<{ number: number }>; app?: { id?: number } } | undefined;
         if (!source?.head_sha) return;
+        // Our own "Merge Queue" check run changing says nothing new (and reading the PR for it costs a request).
+        if (source.app?.id === deps.appId) return;
         await deps.checksChanged(repo, source.head_sha);
-        // A PR's own checks decide whether GitHub calls it mergeable (required checks).
-        for (const pr of source.pull_requests ?? []) await deps.events.pullRequestChanged(repo, pr.number);
+        // A PR's own checks decide whether GitHub calls it mergeable (required checks). Checks of a
+        // fork's PR name no pull requests (GitHub leaves the list empty): found by head sha instead.
+        const named = (source.pull_requests ?? []).map((pr) => pr.number);
+        const prs = named.length > 0 ? named : await waitingPullRequestsWithHead(deps, repo, source.head_sha);
+        for (const pr of prs) await deps.events.pullRequestChanged(repo, pr);
       }),
     );
 
@@ -131,7 +169,7 @@ export function githubApp(deps: GitHubAppDeps) {
   };
 }
 
-/** Queued PRs of this repository whose head is `sha` (commit statuses do not name PRs). */
+/** Queued PRs of this repository waiting at head `sha` (commit statuses never name PRs; checks of forks' PRs do not). */
 async function waitingPullRequestsWithHead(deps: GitHubAppDeps, repo: RepoRef, sha: string): Promise<number[]> {
   const numbers: number[] = [];
   for (const queue of await deps.stores.queues.listForOrg(repo.host, repo.owner, repo)) {
@@ -151,4 +189,26 @@ async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: Repo
         ? await deps.pullRequests.cancel(ref)
         : await deps.pullRequests.restart(ref);
   return result.ok ? null : result.failure.message;
+}
+
+/** How long an answer about someone's write access is reused (a label on four PRs asks once). */
+const PERMISSION_MEMORY_MS = 60_000;
+const permissions = new Map<string, { writes: Promise<boolean>; at: number }>();
+
+/** Whether `login` has write access (or more) to the event's repository: who may put PRs in the queue or take them out. */
+async function canWrite(context: Context, login: string): Promise<boolean> {
+  if (!login) return false;
+  const { owner, repo } = context.repo();
+  const key = `${owner}/${repo}:${login}`.toLowerCase();
+  const known = permissions.get(key);
+  if (known && Date.now() - known.at < PERMISSION_MEMORY_MS) return known.writes;
+  // The promise is shared, so labels on several PRs at once ask once.
+  const writes = context.octokit.rest.repos
+    .getCollaboratorPermissionLevel(context.repo({ username: login }))
+    .then(({ data: permission }) => WRITERS.has(permission.permission) || WRITERS.has(permission.role_name ?? ''));
+  if (permissions.size > 10_000) permissions.clear();
+  permissions.set(key, { writes, at: Date.now() });
+  // A failed lookup is not remembered.
+  writes.catch(() => permissions.delete(key));
+  return writes;
 }

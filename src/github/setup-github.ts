@@ -1,21 +1,25 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Probot } from 'probot';
 import type { Logger } from 'pino';
-import { GitHubHost, installationOctokits, probotAppAuth, queueProbotOctokit, type BackOffTuning, type GitHubRequestRecorder, type InstallationOctokits } from '../adapters/github/index.js';
+import { fetchWithTimeout, GitHubHost, installationOctokits, probotAppAuth, queueProbotOctokit, type BackOffTuning, type GitHubRequestRecorder, type InstallationOctokits } from '../adapters/github/index.js';
 import type { ApiDeps } from '../api/deps.js';
 import type { HostEvents } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { MaintenanceTask } from '../runner/maintenance.js';
+import { apiBaseUrl } from './api-base-url.js';
 import { githubApp } from './github-app.js';
 import { webhookRoute } from './webhook-route.js';
 import { DeliveryHandler } from './delivery-handler.js';
+
+/** How often check results of runs in progress are read without a webhook asking. */
+const RECONCILE_MS = 2 * 60_000;
 
 /** The GitHub App's credentials, all present (config/env.ts checks that). */
 export interface GitHubAppConfig {
   appId: string;
   privateKey: string;
   webhookSecret: string;
-  /** GitHub Enterprise Server host name; github.com when absent. */
+  /** GitHub Enterprise host name (Server, or a GHE.com `<sub>.ghe.com`); github.com when absent. */
   gheHost?: string;
   /** The REST API's address when it is not the host's default (tests: a fake on 127.0.0.1). */
   baseUrl?: string;
@@ -43,14 +47,17 @@ export interface GitHubSetup {
  */
 export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger): GitHubSetup {
   const hostName = (config.gheHost ?? 'github.com').toLowerCase();
+  const apiUrl = apiBaseUrl(config);
   const probot = new Probot({
     appId: Number(config.appId),
     // Environments often carry a PEM on one line with literal \n.
     privateKey: config.privateKey.replace(/\\n/g, '\n'),
     secret: config.webhookSecret,
-    ...(config.baseUrl ? { baseUrl: config.baseUrl } : config.gheHost ? { baseUrl: `https://${config.gheHost}/api/v3` } : {}),
+    ...(apiUrl ? { baseUrl: apiUrl } : {}),
     log: log.child({ name: 'probot' }),
     Octokit: queueProbotOctokit(log, config.tuning, config.metrics),
+    // Every Octokit Probot builds (app, installations, webhook contexts) fetches through this.
+    request: { fetch: fetchWithTimeout(config.tuning?.requestTimeoutMs ?? 30_000) },
   });
   const octokits: InstallationOctokits = installationOctokits(probotAppAuth(probot));
   let events: HostEvents | undefined;
@@ -64,6 +71,12 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
     queues: stores.queues,
     log,
     hostName,
+    // Bypass lists name apps by slug: GET /app with the App's own (JWT) credentials.
+    appSlug: async () => {
+      const app = await probot.auth();
+      const { data } = await app.request('GET /app');
+      return data?.slug ?? null;
+    },
   });
   // Probot's webhooks exist once its app is loaded (webhooks() below): looked up when a delivery is handled.
   const receiver = { verify: (payload: string, signature: string) => probot.webhooks.verify(payload, signature), receive: (event: Parameters<typeof probot.webhooks.receive>[0]) => probot.webhooks.receive(event) };
@@ -72,7 +85,8 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
     hostName,
     host,
     maintenanceTasks: [
-      { name: 'reconcile GitHub check results', run: () => host.reconcile() },
+      // Results arrive by webhook; this catches one GitHub lost, slowly (polling every run would spend the API budget).
+      { name: 'reconcile GitHub check results', everyMs: RECONCILE_MS, run: () => host.reconcile() },
       { name: 'retry webhook deliveries not handled', run: () => deliveryHandler.retryUnhandled() },
     ],
     bindEvents(bound) {
@@ -89,6 +103,10 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
           },
           hostName,
           rememberInstallation: (repo, installationId) => octokits.remember(repo, installationId),
+          appId: Number(config.appId),
+          forgetInstallation: (repo) => octokits.forget(repo),
+          hostAccess: async (queueId, change) =>
+            bound.hostAccess(queueId, change),
         }),
       );
       return webhookRoute({ receiver, deliveries: stores.deliveries, handler: deliveryHandler });

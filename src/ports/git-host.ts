@@ -7,6 +7,9 @@ import type { RepoRef } from '../domain/repo.js';
 export interface TestedHead {
   prNumber: number;
   headSha: string;
+  /** The PR's title and description, for the commit messages of what lands. */
+  title?: string;
+  body?: string;
 }
 
 /** What to build and test: the base plus these heads, in this order. */
@@ -22,6 +25,14 @@ export interface TestRunRequest {
   requiredStatuses?: string[];
   /** Also open a draft PR for the test branch (CI systems that only run on PRs). */
   createPullRequest?: boolean;
+  /** How the run's PRs will land: the test branch holds the very commits that will. */
+  mergeMethod: MergeMethod;
+  /**
+   * An earlier run's tested commit that is base + the first `heads` of these
+   * heads: building on it keeps a chain of runs one line of history, so each
+   * run's commit fast-forwards from the one before it once that one lands.
+   */
+  buildOn?: { sha: string; heads: number };
 }
 
 /** Where the host built a run: CI results arrive later as events. */
@@ -37,7 +48,9 @@ export type TestRunStarted =
   /** The PR whose head does not apply on top of what is before it. */
   | { ok: false; reason: 'merge_conflict'; prNumber: number }
   /** Nothing says which checks must pass: the queue never merges on zero checks. */
-  | { ok: false; reason: 'no_required_statuses'; message: string };
+  | { ok: false; reason: 'no_required_statuses'; message: string }
+  /** The host would refuse to land it whatever the tests say (protection, settings): no CI is spent. */
+  | { ok: false; reason: 'cannot_land'; message: string };
 
 export interface MergeRequest {
   repo: RepoRef;
@@ -51,7 +64,12 @@ export interface MergeRequest {
 
 export type MergeOutcome =
   | { ok: true; newBaseSha: string }
-  | { ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' | 'merge_failed' };
+  /** Nothing landed: the branch moved, or a PR changed or closed since it was tested (the queue rebuilds). */
+  | { ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' }
+  /** Nothing landed: the host will not land this PR (its message says why); it alone fails. */
+  | { ok: false; reason: 'refused'; prNumber: number; message: string }
+  /** Nothing landed, for a reason no PR caused (protection, permissions): the queue stops merging and says why. */
+  | { ok: false; reason: 'blocked'; message: string };
 
 /**
  * A repository host (the sandbox, GitHub): where PR facts come from, where test
@@ -110,6 +128,8 @@ export interface HostEvents {
   testRunFinished(report: { queueId: string; runId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] }): Promise<void>;
   pullRequestChanged(repo: RepoRef, prNumber: number): Promise<void>;
   branchMoved(repo: RepoRef, branch: string, sha: string): Promise<void>;
+  /** The host can no longer be used for this queue (the App was uninstalled or suspended), or can again. */
+  hostAccess(queueId: string, change: { available: false; message: string } | { available: true }): Promise<void>;
 }
 
 /** Picks the adapter for a `repo.host`; undefined when none is configured for it. */

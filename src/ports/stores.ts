@@ -42,7 +42,7 @@ export interface QueueStore {
   listForOrg(host: string, owner: string, repo?: RepoRef): Promise<QueueRecord[]>;
   update(
     id: string,
-    change: { config?: QueueConfig; requestedState?: RequestedQueueState; modeSwitchStartedAt?: Date | null; hostOutage?: HostOutage | null; updatedAt: Date },
+    change: { config?: QueueConfig; requestedState?: RequestedQueueState; modeSwitchStartedAt?: Date | null; hostOutage?: HostOutage | null; landingBlocked?: HostOutage | null; updatedAt: Date },
   ): Promise<QueueRecord | null>;
   /** Deletes the queue and everything kept under it (targets, runs, entries). */
   delete(id: string): Promise<void>;
@@ -115,8 +115,14 @@ export interface TestRunStore {
   countInProgress(queueId: string): Promise<number>;
   /** The run in progress whose test branch is at this sha (check results arrive by sha). */
   findInProgressByTestBranchSha(testBranchSha: string): Promise<TestRunRecord | null>;
+  /** The queue's run that finished last (passed, failed or cancelled), or null. */
+  latestFinished(queueId: string): Promise<TestRunRecord | null>;
+  /** Whether one of the queue's runs tested this commit (a branch head the queue's own landing produced). */
+  testedCommit(queueId: string, sha: string): Promise<boolean>;
   /** Every run in progress, for the periodic reconcile of check results. */
   listInProgress(): Promise<TestRunRecord[]>;
+  /** The queue's runs on this base whose tested commit is built and still in play (testing or passed). */
+  listBuiltOn(queueId: string, baseSha: string): Promise<TestRunRecord[]>;
   listFinishedSince(queueId: string, since: Date): Promise<TestRunRecord[]>;
 }
 

@@ -1,8 +1,9 @@
 import { priorityNameOf, skipsTheLine } from '../domain/priority.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { shownQueueState } from '../domain/queue-state.js';
-import type { ImpactedTargetsRecord, QueueEntryRecord, QueueRecord } from '../domain/records.js';
+import { TIMED_OUT_PREFIX, type ImpactedTargetsRecord, type QueueEntryRecord, type QueueRecord, type TestRunRecord } from '../domain/records.js';
 import type { Stores } from '../ports/stores.js';
+import type { EnqueuedEntriesCache } from './enqueued-cache.js';
 import type { PullRequestView } from '../api/schemas/pull-request.js';
 import type { QueueView } from '../api/schemas/queue.js';
 import { notReadyReason } from '../engine/admission.js';
@@ -54,7 +55,7 @@ function viewOf(queue: QueueRecord, entry: QueueEntryRecord, targets: ImpactedTa
   };
   if (priorityName) view.priorityName = priorityName;
   if (entry.state === 'NOT_READY') {
-    const reason = notReadyReason({ targetBranch: queue.targetBranch, mode: queue.config.mode, facts: engineFacts(facts), targetsSha: targets?.sha ?? null });
+    const reason = notReadyReason({ targetBranch: queue.targetBranch, mode: queue.config.mode, mergeMethod: queue.config.mergeMethod, facts: engineFacts(facts), targetsSha: targets?.sha ?? null });
     // Null here means "ready now, about to be admitted".
     if (reason) view.notReadyReason = reason;
   }
@@ -78,8 +79,9 @@ function viewOf(queue: QueueRecord, entry: QueueEntryRecord, targets: ImpactedTa
   return view;
 }
 
-export async function queueView(stores: Stores, queue: QueueRecord): Promise<QueueView> {
-  const enqueuedPullRequests = await pullRequestViews(stores, queue, await stores.entries.listEnqueued(queue.id));
+export async function queueView(stores: Stores, queue: QueueRecord, cache?: EnqueuedEntriesCache): Promise<QueueView> {
+  const [entries, lastRun] = await Promise.all([cache ? cache.enqueued(stores, queue.id) : stores.entries.listEnqueued(queue.id), stores.testRuns.latestFinished(queue.id)]);
+  const enqueuedPullRequests = await pullRequestViews(stores, queue, entries);
   return {
     id: queue.id,
     repo: queue.repo,
@@ -89,14 +91,33 @@ export async function queueView(stores: Stores, queue: QueueRecord): Promise<Que
     ...queue.config,
     createdAt: queue.createdAt.toISOString(),
     updatedAt: queue.updatedAt.toISOString(),
-    problems: queue.hostOutage ? [{ kind: 'host_unavailable' as const, since: queue.hostOutage.since.toISOString(), message: queue.hostOutage.message }] : [],
+    problems: problemsOf(queue, lastRun),
     enqueuedPullRequests,
   };
+}
+
+/** What keeps the queue from moving that is no PR's fault. */
+function problemsOf(queue: QueueRecord, lastRun: TestRunRecord | null): QueueView['problems'] {
+  const problems: QueueView['problems'] = [];
+  if (queue.hostOutage) problems.push({ kind: 'host_unavailable', since: queue.hostOutage.since.toISOString(), message: queue.hostOutage.message });
+  if (queue.landingBlocked) problems.push({ kind: 'landing_blocked', since: queue.landingBlocked.since.toISOString(), message: queue.landingBlocked.message });
+  // The last run ended with no result from its required checks: usually CI that does not run on test branches.
+  const silent = lastRun?.status === 'failed' ? lastRun.failureStatuses.filter((s) => s.startsWith(TIMED_OUT_PREFIX)).map((s) => s.slice(TIMED_OUT_PREFIX.length)) : [];
+  if (lastRun?.finishedAt && silent.length > 0) {
+    problems.push({
+      kind: 'checks_never_reported',
+      since: lastRun.finishedAt.toISOString(),
+      message: `The last test run (${lastRun.testBranch}) got no result in time from its required checks ${silent.map((n) => `"${n}"`).join(', ')}. If CI does not run on pushes to mq/** branches, no run can pass: see "Set up your CI" in the README.`,
+    });
+  }
+  return problems;
 }
 
 /** A queue-wide reason to wait that is no PR's fault. */
 function waitingReason(queue: QueueRecord): string | null {
   const outage = queue.hostOutage;
-  if (!outage) return null;
-  return `The repository host has been failing since ${outage.since.toISOString()} (${outage.message}); the queue retries with back-off and every PR keeps its place.`;
+  if (outage) return `The repository host has been failing since ${outage.since.toISOString()} (${outage.message}); the queue retries with back-off and every PR keeps its place.`;
+  const blocked = queue.landingBlocked;
+  if (blocked) return `The queue stopped landing at ${blocked.since.toISOString()}: ${blocked.message} Every PR keeps its place; updateQueue resumes landing.`;
+  return null;
 }

@@ -32,7 +32,7 @@ export class PoisonInput extends Error {
 export function decideInputs(state: EngineState, items: InboxItem[]): DecidedInputs {
   const actions: RunnerAction[] = [];
   let configChanged = false;
-  let ticked = false;
+  let readBase = false;
   for (const item of items) {
     try {
       actions.push(...recordsFor(state, item));
@@ -44,10 +44,13 @@ export function decideInputs(state: EngineState, items: InboxItem[]): DecidedInp
       throw new PoisonInput(item, error);
     }
     if (item.input.type === 'config_changed') configChanged = true;
-    if (item.input.type === 'tick') ticked = true;
+    // The branch moved under a merge: what it holds now is read from the host, never guessed.
+    if (item.input.type === 'merge_finished' && !item.input.ok && item.input.reason === 'base_moved') readBase = true;
+    if (item.input.type === 'base_head_changed') readBase = true;
   }
-  // The branch head is asked for when unknown, on a tick (a new queue, a restart), not on every input.
-  if (ticked && state.baseSha === null) actions.push({ type: 'read_base_head' });
+  // The branch head is asked for while unknown (a new queue, a restart, a first read the host refused):
+  // on every decision until it is known, since nothing starts without it.
+  if (readBase || state.baseSha === null) actions.push({ type: 'read_base_head' });
   return { state, actions, configChanged };
 }
 

@@ -13,7 +13,14 @@ export function engineFacts(facts: PullRequestFacts): PrFacts;
 export function engineFacts(facts: PullRequestFacts | null): PrFacts | null;
 export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
   if (!facts) return null;
-  return { headSha: facts.headSha, baseBranch: facts.baseBranch, open: facts.open && !facts.merged, draft: facts.draft, mergeability: facts.mergeability };
+  return {
+    headSha: facts.headSha,
+    baseBranch: facts.baseBranch,
+    open: facts.open && !facts.merged,
+    draft: facts.draft,
+    mergeability: facts.mergeability,
+    ...(facts.rebaseable === false ? { rebaseable: false } : {}),
+  };
 }
 
 /** The uploaded targets for this PR head, as the engine takes them. */

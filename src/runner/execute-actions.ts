@@ -1,7 +1,7 @@
 import { isTerminal } from '../domain/pull-request-state.js';
-import type { QueueEntryRecord, QueueRecord, TestedPullRequest, TestRunRecord } from '../domain/records.js';
+import { TIMED_OUT_PREFIX, type QueueEntryRecord, type QueueRecord, type TestedPullRequest, type TestRunRecord } from '../domain/records.js';
 import type { AppliedHead, EngineAction, EngineRun } from '../engine/model.js';
-import type { GitHost, GitHostRegistry } from '../ports/git-host.js';
+import type { GitHost, GitHostRegistry, MergeOutcome, TestedHead } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { RunnerLog } from './queue-runner.js';
 import type { Timers } from './timers.js';
@@ -78,14 +78,26 @@ export async function executeHostAction(ctx: ActionContext, action: RunnerAction
 export async function settleRefusal(ctx: ActionContext, action: RunnerAction, error: unknown): Promise<void> {
   const message = error instanceof Error ? error.message : String(error);
   ctx.log.error({ err: error, queueId: ctx.queue.id, action: action.type }, 'the host refused a queue action');
-  if (action.type === 'start_run') {
+  if (action.type === 'start_run' && statusOf(error) === 403) {
+    // The App may not do what a run needs (a permission, an installation setting): no PR's fault, and every run would fail alike.
+    const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.run.id);
+    const blocked = `GitHub refused the App while starting a test run: ${message}. Check the App's permissions (app.yml lists them), then call updateQueue.`;
+    if (record) await ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt: new Date(ctx.now()), failureStatuses: [blocked] });
+    await ctx.report({ type: 'landing_impossible', runId: action.run.id, message: blocked });
+  } else if (action.type === 'start_run') {
     const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.run.id);
     const failedChecks = [`merge-queue: the test run could not be started: ${message}`];
     if (record) await ctx.stores.testRuns.update(record.id, { status: 'failed', finishedAt: new Date(ctx.now()), failureStatuses: failedChecks });
     await ctx.report({ type: 'run_finished', runId: action.run.id, passed: false, failedChecks });
   } else if (action.type === 'merge') {
-    await ctx.report({ type: 'merge_finished', runId: action.runId, ok: false, reason: 'merge_failed' });
+    // A refusal the host adapter did not recognise: rebuilding would be refused again, so the queue stops and says why.
+    await ctx.report({ type: 'merge_finished', runId: action.runId, ok: false, reason: 'blocked', message: `the host refused to land the tested commit: ${message}` });
   }
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' ? status : undefined;
 }
 
 function hostOf(ctx: ActionContext): GitHost | undefined {
@@ -178,9 +190,13 @@ export async function recordRunStart(ctx: ActionContext, run: EngineRun): Promis
 }
 
 /** A cancelled run's record says so with the decision; the host hears of it in the background. */
-export async function recordRunCancelled(ctx: ActionContext, engineRunId: string): Promise<void> {
+export async function recordRunCancelled(ctx: ActionContext, engineRunId: string, timedOut = false): Promise<void> {
   const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, engineRunId);
-  if (record?.status === 'in_progress') await ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt: new Date(ctx.now()) });
+  if (record?.status !== 'in_progress') return;
+  const finishedAt = new Date(ctx.now());
+  if (!timedOut) return ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt });
+  // Timed out: its required checks never all reported (results are recorded only when they decide a run).
+  await ctx.stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: record.requiredStatuses.map((name) => `${TIMED_OUT_PREFIX}${name}`) });
 }
 
 async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
@@ -191,15 +207,19 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
   const tested = record.testedPullRequests;
   const host = hostOf(ctx);
   if (!host) return;
+  const heads = await landingHeads(ctx, [...dependent, ...tested]);
+  const buildOn = await builtPrefix(ctx, record, run.baseSha);
   const started = await host.startTestRun({
     queueId: queue.id,
     repo: queue.repo,
     targetBranch: queue.targetBranch,
     runId: record.id,
     baseSha: run.baseSha,
-    heads: [...dependent, ...tested].map((pr) => ({ prNumber: pr.prNumber, headSha: pr.headSha })),
+    heads,
     ...(queue.config.requiredStatuses ? { requiredStatuses: queue.config.requiredStatuses } : {}),
     createPullRequest: queue.config.createPrsForTestingBranches,
+    mergeMethod: queue.config.mergeMethod,
+    ...(buildOn ? { buildOn } : {}),
   });
   if (started.ok) {
     await stores.testRuns.update(record.id, {
@@ -216,9 +236,42 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
     await ctx.report({ type: 'run_finished', runId: run.id, passed: false, failedChecks: [started.message] });
     return;
   }
+  if (started.reason === 'cannot_land') {
+    // Not the PRs' fault: the run ends untested and the queue stops landing until an operator acts.
+    await stores.testRuns.update(record.id, { status: 'cancelled', finishedAt, failureStatuses: [started.message] });
+    await ctx.report({ type: 'landing_impossible', runId: run.id, message: started.message });
+    return;
+  }
   const culprit = [...dependent, ...tested].find((pr) => pr.prNumber === started.prNumber);
   await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: ['merge_conflict'] });
   await ctx.report({ type: 'run_finished', runId: run.id, passed: false, failedChecks: ['merge conflict'], ...(culprit ? { conflictEntryId: culprit.entryId } : {}) });
+}
+
+/** The heads a run applies, with what the commits that land say of each PR. */
+async function landingHeads(ctx: ActionContext, prs: TestedPullRequest[]): Promise<TestedHead[]> {
+  const heads: TestedHead[] = [];
+  for (const pr of prs) {
+    const facts = (await ctx.stores.entries.findById(pr.entryId))?.facts;
+    heads.push({ prNumber: pr.prNumber, headSha: pr.headSha, ...(facts?.title ? { title: facts.title } : {}), ...(facts?.body ? { body: facts.body } : {}) });
+  }
+  return heads;
+}
+
+/**
+ * The longest run already built on the same base whose heads begin this run's:
+ * a speculative chain then stays one line of history, so once the run ahead
+ * lands, this run's commit is still a fast-forward of the branch.
+ */
+async function builtPrefix(ctx: ActionContext, record: TestRunRecord, baseSha: string): Promise<{ sha: string; heads: number } | undefined> {
+  const mine = [...record.dependentPullRequests, ...record.testedPullRequests].map((pr) => `${pr.prNumber}@${pr.headSha}`);
+  let best: { sha: string; heads: number } | undefined;
+  for (const other of await ctx.stores.testRuns.listBuiltOn(ctx.queue.id, baseSha)) {
+    if (other.id === record.id || !other.testBranchSha) continue;
+    const theirs = [...other.dependentPullRequests, ...other.testedPullRequests].map((pr) => `${pr.prNumber}@${pr.headSha}`);
+    const isPrefix = theirs.length > 0 && theirs.length < mine.length && theirs.every((head, i) => mine[i] === head);
+    if (isPrefix && theirs.length > (best?.heads ?? 0)) best = { sha: other.testBranchSha, heads: theirs.length };
+  }
+  return best;
 }
 
 async function cancelRun(ctx: ActionContext, engineRunId: string): Promise<void> {
@@ -231,7 +284,8 @@ async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: '
   const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.runId);
   const host = hostOf(ctx);
   if (!record || !host) {
-    await ctx.report({ type: 'merge_finished', runId: action.runId, ok: false, reason: 'merge_failed' });
+    const message = !host ? `no adapter is configured for the host ${ctx.queue.repo.host}` : `the record of run ${action.runId} is missing`;
+    await ctx.report({ type: 'merge_finished', runId: action.runId, ok: false, reason: 'blocked', message });
     return;
   }
   const heads = [...record.dependentPullRequests, ...record.testedPullRequests]
@@ -245,9 +299,22 @@ async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: '
     heads,
     mergeMethod: ctx.queue.config.mergeMethod,
   });
-  await ctx.report(outcome.ok ? { type: 'merge_finished', runId: action.runId, ok: true, newBaseSha: outcome.newBaseSha } : { type: 'merge_finished', runId: action.runId, ok: false, reason: outcome.reason });
+  await ctx.report(mergeFinished(action.runId, outcome, record));
   // A PR that closed or moved under the queue: its facts tell the engine what became of it.
   if (!outcome.ok && (outcome.reason === 'pr_closed' || outcome.reason === 'head_changed')) {
     for (const head of heads) await ctx.report({ type: 'refresh_pull_request', prNumber: head.prNumber });
   }
+}
+
+/** What the engine hears of a merge: a refused PR is named by its entry. */
+function mergeFinished(runId: string, outcome: MergeOutcome, record: TestRunRecord): RunnerInput {
+  if (outcome.ok) return { type: 'merge_finished', runId, ok: true, newBaseSha: outcome.newBaseSha };
+  if (outcome.reason === 'refused') {
+    const refused = [...record.dependentPullRequests, ...record.testedPullRequests].find((pr) => pr.prNumber === outcome.prNumber);
+    // A refusal naming a PR the run does not hold is no PR's verdict: the queue stops and says so.
+    if (!refused) return { type: 'merge_finished', runId, ok: false, reason: 'blocked', message: `#${outcome.prNumber}: ${outcome.message}` };
+    return { type: 'merge_finished', runId, ok: false, reason: 'refused', entryId: refused.entryId, message: outcome.message };
+  }
+  if (outcome.reason === 'blocked') return { type: 'merge_finished', runId, ok: false, reason: 'blocked', message: outcome.message };
+  return { type: 'merge_finished', runId, ok: false, reason: outcome.reason };
 }

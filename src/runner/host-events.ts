@@ -31,9 +31,18 @@ export function hostEvents(runner: QueueRunner, stores: Stores): HostEvents {
       }
     },
 
+    async hostAccess(queueId, change) {
+      // The same pause as an outage: nothing starts, lands or times out; it lifts when access returns.
+      await runner.record(queueId, change.available ? { type: 'host_recovered' } : { type: 'host_unavailable', message: change.message });
+    },
+
     async branchMoved(repo, branch, sha) {
       const queue = await stores.queues.find(repo, branch);
-      if (queue) await runner.record(queue.id, { type: 'base_moved', sha });
+      if (!queue) return;
+      // The push of the queue's own landing names a commit it tested: no need to ask the host what it is.
+      // Any other push is only a hint (late, reordered, or one of several): the head is read.
+      if (await stores.testRuns.testedCommit(queue.id, sha)) await runner.record(queue.id, { type: 'base_moved', sha });
+      else await runner.record(queue.id, { type: 'base_head_changed' });
     },
   };
 }

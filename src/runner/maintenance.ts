@@ -2,6 +2,8 @@
 export interface MaintenanceTask {
   name: string;
   run(): Promise<unknown>;
+  /** Run at most this often (ms), for tasks that spend a host's API budget; default every round. */
+  everyMs?: number;
 }
 
 /**
@@ -11,10 +13,12 @@ export interface MaintenanceTask {
 export class Maintenance {
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  private readonly lastRun = new Map<MaintenanceTask, number>();
 
   constructor(
     private readonly tasks: MaintenanceTask[],
     private readonly log: { warn(details: object, message: string): void },
+    private readonly now: () => number = Date.now,
   ) {}
 
   start(intervalMs: number): void {
@@ -27,12 +31,15 @@ export class Maintenance {
     this.timer = null;
   }
 
-  /** One pass over every task (also what tests call). A slow pass is never overlapped. */
-  async round(): Promise<void> {
+  /** One pass over every task due (`all`: every task now, as tests ask). A slow pass is never overlapped. */
+  async round(options: { all?: boolean } = {}): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
       for (const task of this.tasks) {
+        const last = this.lastRun.get(task);
+        if (!options.all && task.everyMs !== undefined && last !== undefined && this.now() - last < task.everyMs) continue;
+        this.lastRun.set(task, this.now());
         try {
           await task.run();
         } catch (error) {

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { EngineRun, EngineState } from '../engine/model.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
-import type { QueueRecord } from '../domain/records.js';
+import type { HostOutage, QueueRecord } from '../domain/records.js';
 import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { Timers } from './timers.js';
 import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
 import type { RunnerAction, RunnerInput } from './runner-model.js';
+import { isTerminal } from '../domain/pull-request-state.js';
 import { isHostAction, type ActionContext } from './execute-actions.js';
 import { recordDecision } from './record-decision.js';
 import { decideInputs, loadState, PoisonInput, positionsOf } from './decide-inputs.js';
@@ -300,6 +301,8 @@ export class QueueRunner {
           await engine.acknowledge(items.map((item) => item.id));
           if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
           await recordDecision(this.context(worker), version, decided.actions);
+          // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
+          await engine.advanceCursor(queueId, 'recordedThrough', version);
           await this.syncQueueRecord(worker);
         } catch (error) {
           // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
@@ -374,13 +377,15 @@ export class QueueRunner {
   private async syncQueueRecord(worker: QueueWorker): Promise<void> {
     const { queue, state } = worker;
     const switching = state.switchingToMode !== null;
-    const outage = state.hostOutage ? { since: new Date(state.hostOutage.since), message: state.hostOutage.message } : null;
-    const shownOutage = queue.hostOutage ?? null;
-    const outageChanged = outage?.since.getTime() !== shownOutage?.since.getTime() || outage?.message !== shownOutage?.message;
-    if (switching === (queue.modeSwitchStartedAt !== null) && !outageChanged) return;
+    const outage = shownNote(state.hostOutage);
+    const blocked = shownNote(state.landingBlocked);
+    const outageChanged = !sameNote(outage, queue.hostOutage ?? null);
+    const blockedChanged = !sameNote(blocked, queue.landingBlocked ?? null);
+    if (switching === (queue.modeSwitchStartedAt !== null) && !outageChanged && !blockedChanged) return;
     const updated = await this.options.stores.queues.update(worker.queueId, {
       ...(switching !== (queue.modeSwitchStartedAt !== null) ? { modeSwitchStartedAt: switching ? new Date(this.now()) : null } : {}),
       ...(outageChanged ? { hostOutage: outage } : {}),
+      ...(blockedChanged ? { landingBlocked: blocked } : {}),
       updatedAt: new Date(this.now()),
     });
     if (updated) worker.queue = updated;
@@ -431,12 +436,13 @@ export class QueueRunner {
       worker.resumeRuns.shift();
     }
     for (;;) {
-      if (!this.leaseValid(worker)) return;
+      if (this.stopped || !this.leaseValid(worker)) return;
       const decisions = await engine.decisionsAfter(worker.queueId, worker.actedThrough, 20);
       if (decisions.length === 0) return;
+      const superseded = supersededStatuses(decisions.map((d) => d.actions));
       for (const decision of decisions) {
         for (const action of decision.actions) {
-          if (!isHostAction(action)) continue;
+          if (!isHostAction(action) || superseded.has(action)) continue;
           if (!(await this.carryOut(worker, action))) return;
         }
         worker.actedThrough = decision.version;
@@ -452,9 +458,10 @@ export class QueueRunner {
       ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
       now: this.now,
       delayMs: this.options.retryDelayMs ?? retryDelayMs,
-      sleep: (ms) => this.sleep(worker.queueId, ms),
+      // A stopping runner neither waits nor retries: what is left is carried out by the next writer.
+      sleep: (ms) => (this.stopped ? Promise.resolve() : this.sleep(worker.queueId, ms)),
       // A retry may run long after the lease was last renewed by a decision.
-      mayAct: async () => this.leaseValid(worker) && (await this.holdLease(worker.queueId)) !== null,
+      mayAct: async () => !this.stopped && this.leaseValid(worker) && (await this.holdLease(worker.queueId)) !== null,
       report: (input) => this.record(worker.queueId, input),
     });
   }
@@ -474,4 +481,37 @@ export class QueueRunner {
 
 function initialState(queue: QueueRecord): EngineState {
   return { ...initialEngineState(queue.targetBranch, queue.config), requestedState: queue.requestedState };
+}
+
+/** A queue-wide note of the engine's (an outage, a blocked landing) as the queue record shows it. */
+function shownNote(note: { since: number; message: string } | null | undefined): HostOutage | null {
+  return note ? { since: new Date(note.since), message: note.message } : null;
+}
+
+function sameNote(a: HostOutage | null, b: HostOutage | null): boolean {
+  return a?.since.getTime() === b?.since.getTime() && a?.message === b?.message;
+}
+
+/**
+ * Statuses not worth showing: a PR's passing state (waiting, testing) that a
+ * later action in the same stretch replaces anyway, and "tests passed" for a
+ * PR its decision also lands (merged, or back in line, is what follows). Each
+ * would cost a request to the host for a state nobody would see. Endings are
+ * always shown (they carry comments).
+ */
+export function supersededStatuses(actionLists: RunnerAction[][]): Set<RunnerAction> {
+  const superseded = new Set<RunnerAction>();
+  const latest = new Map<string, RunnerAction>();
+  for (const actions of actionLists) {
+    // "Tests passed" for a PR the same decision lands: the landing's outcome follows at once.
+    const landing = new Set(actions.flatMap((action) => (action.type === 'merge' ? action.entryIds : [])));
+    for (const action of actions) {
+      if (action.type === 'publish_status' && action.state === 'TESTS_PASSED' && landing.has(action.entryId)) superseded.add(action);
+      if (action.type !== 'publish_status') continue;
+      const before = latest.get(action.entryId);
+      if (before && before.type === 'publish_status' && !isTerminal(before.state)) superseded.add(before);
+      latest.set(action.entryId, action);
+    }
+  }
+  return superseded;
 }

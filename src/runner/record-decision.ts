@@ -55,7 +55,7 @@ export async function recordDecision(ctx: ActionContext, version: number, action
         await recordRunStart(ctx, action.run);
         break;
       case 'cancel_run':
-        await recordRunCancelled(ctx, action.runId);
+        await recordRunCancelled(ctx, action.runId, action.timedOut ?? false);
         break;
       case 'emit':
         ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');

@@ -15,6 +15,12 @@ export type RunnerInput =
   | { type: 'cancel_requested'; entryId: string; prNumber: number }
   /** The host says a PR changed: its facts are read again, off the request path. */
   | { type: 'refresh_pull_request'; prNumber: number }
+  /**
+   * The host says the target branch moved (a push webhook): its head is read
+   * again rather than taken from the message, as webhooks arrive late and out
+   * of order, and the queue's own merges announce themselves this way too.
+   */
+  | { type: 'base_head_changed' }
   /** A host finished a test run: the run record gets its results, the engine its verdict. */
   | { type: 'test_run_reported'; testRunId: string; engineRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
 
@@ -48,6 +54,7 @@ export function engineEventOf(input: RunnerInput): EngineEvent | null {
     case 'cancel_requested':
       return { type: 'cancelled', entryId: input.entryId };
     case 'refresh_pull_request':
+    case 'base_head_changed':
       return null;
     case 'test_run_reported':
       return { type: 'run_finished', runId: input.engineRunId, passed: input.passed, failedChecks: input.failedChecks };

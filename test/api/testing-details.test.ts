@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { PullRequestState } from '../../src/domain/pull-request-state.js';
-import type { TestedPullRequest } from '../../src/domain/records.js';
+import { TIMED_OUT_PREFIX, type TestedPullRequest } from '../../src/domain/records.js';
 import { repo, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { testRunFixture } from '../support/test-run-fixture.js';
 import { forceEntryState } from '../support/force-entry-state.js';
@@ -295,4 +295,17 @@ describe('getMergeQueueTestingDetails: errors', () => {
     await harness.stores.testRuns.insert(run(queueId, { testedPullRequests: [tested(3)] }));
     expectPlainTextError(await details(r, body), 400, pattern);
   });
+});
+
+test('getQueue names the problem when the last test run got no result from its required checks in time (CI not running on mq/**), and drops it once a later run finishes', async () => {
+  const { r, queueId } = await freshQueue();
+  const queueProblems = async () => (await harness.post('/v1/getQueue', { repo: r, targetBranch: 'main' }, token)).json().problems;
+  await harness.stores.testRuns.insert(
+    testRunFixture(queueId, { status: 'failed', testBranch: 'mq/main/r1', requiredStatuses: ['ci', 'lint'], failureStatuses: [`${TIMED_OUT_PREFIX}ci`, `${TIMED_OUT_PREFIX}lint`], finishedAt: new Date(1_000) }),
+  );
+  expect(await queueProblems()).toEqual([
+    { kind: 'checks_never_reported', since: new Date(1_000).toISOString(), message: expect.stringMatching(/mq\/main\/r1[\s\S]*"ci", "lint"[\s\S]*mq\/\*\*/) },
+  ]);
+  await harness.stores.testRuns.insert(testRunFixture(queueId, { status: 'succeeded', testBranch: 'mq/main/r2', finishedAt: new Date(2_000) }));
+  expect(await queueProblems()).toEqual([]);
 });

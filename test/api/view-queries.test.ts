@@ -60,3 +60,37 @@ test('getQueue and a listPullRequests page cost the same number of queries with 
   expect(many).toEqual(few);
   expect(many.queue).toBeLessThanOrEqual(3);
 });
+
+test('getQueue reads no entry again while the runner has recorded nothing since the last view; a submit is seen at once', async () => {
+  const other = { host: 'sandbox', owner: 'demo', name: 'cached' };
+  const call = async (path: string, body: object) => {
+    const res = await h.post(path, { repo: other, targetBranch: 'main', ...body }, token);
+    expect(res.statusCode).toBe(200);
+    return res.json();
+  };
+  await call('/v1/createQueue', {});
+  await call('/v1/updateQueue', { state: 'PAUSED' });
+  for (const n of [1, 2, 3]) await call('/v1/submitPullRequest', { pr: { number: n } });
+  await h.app.queueRunner.settled((await call('/v1/getQueue', {})).id);
+  const entryQueries = async () => {
+    counting = new Map();
+    const view = await call('/v1/getQueue', {});
+    const entries = counting.get('queue_entries') ?? 0;
+    counting = null;
+    return { entries, prs: view.enqueuedPullRequests.map((pr: { prNumber: number }) => pr.prNumber) };
+  };
+  await entryQueries(); // Fills the cache after the runner's last write.
+  expect(await entryQueries()).toEqual({ entries: 0, prs: [1, 2, 3] });
+  const { id } = await call('/v1/submitPullRequest', { pr: { number: 4 } });
+  expect(id).toBeDefined();
+  // Seen at once (the submit's answer waited for its decision, recorded before the answer).
+  const immediate = await call('/v1/getQueue', {});
+  expect(immediate.enqueuedPullRequests.map((pr: { prNumber: number }) => pr.prNumber)).toEqual([1, 2, 3, 4]);
+  // Counted once the runner's own work on it is done (its reads of entries would be counted too).
+  await h.app.queueRunner.settled(immediate.id);
+  const cold = await entryQueries();
+  expect(cold.prs).toEqual([1, 2, 3, 4]);
+  expect(await entryQueries()).toEqual({ entries: 0, prs: [1, 2, 3, 4] });
+  await call('/v1/cancelPullRequest', { pr: { number: 2 } });
+  expect((await entryQueries()).prs).toEqual([1, 3, 4]);
+});

@@ -20,8 +20,10 @@ async function queueFor(options: { requiredChecks?: string[] } = { requiredCheck
   const name = `widgets${++counter}`;
   const repo = h.fake.createRepo(`acme/${name}`);
   if (options.requiredChecks) repo.protectBranch('main', { requiredChecks: options.requiredChecks });
+  // Merge commits: GitHub marks a PR merged when its head lands (squash and rebase are covered in github-landing).
   const created = await h.api('/v1/createQueue', { repo: { host: 'github.com', owner: 'acme', name }, targetBranch: 'main' });
   expect(created.status).toBe(200);
+  expect((await h.api('/v1/updateQueue', { repo: { host: 'github.com', owner: 'acme', name }, targetBranch: 'main', mergeMethod: 'merge_commit' })).status).toBe(200);
   return { repo, ref: { host: 'github.com', owner: 'acme', name } };
 }
 
@@ -46,7 +48,11 @@ async function waitForState(ref: object, number: number, state: string) {
       return last.state === state;
     },
     { timeoutMs: 20_000, message: `PR #${number} to be ${state}` },
-  );
+  ).catch(async (error: Error) => {
+    // Say where it stood, and where the engine stood: a wait that times out should explain itself.
+    const seen = JSON.stringify({ state: last.state, notReadyReason: last.notReadyReason, waitingReason: last.waitingReason });
+    throw new Error(`${error.message} (last seen: ${seen}; engine: ${await h.describeQueue(ref as { owner: string; name: string })})`);
+  });
   return last;
 }
 
@@ -163,6 +169,15 @@ test('required checks missing → the run fails with a clear reason and nothing 
   expect(repo.pullRequest(n).merged).toBe(false);
 });
 
+test('a label added by someone without write access (triage) does not queue the PR, and says why', async () => {
+  const { repo, ref } = await queueFor();
+  repo.setPermission('triager', 'triage');
+  const n = greenPullRequest(repo, { title: 'Labelled by triage' });
+  repo.addLabel(n, 'merge-queue', 'triager');
+  await h.fake.waitFor(() => repo.comments(n).some((c) => /only people with write access/.test(c.body) && /@triager/.test(c.body)), { message: 'a reply to the triager' });
+  expect(await prState(ref, n)).toEqual({});
+});
+
 test('/mq commands: a writer queues with a priority; a reader gets a reply; a branch without a queue gets a comment', async () => {
   const { repo, ref } = await queueFor();
   repo.setPermission('writer', 'write');
@@ -229,6 +244,6 @@ test('a merge conflict fails only the conflicting PR (merge_conflict); the other
 test('operators see the GitHub calls the queue made, by method and status', async () => {
   const text = await h.metrics.registry.metrics();
   const calls = [...text.matchAll(/mq_github_requests_total\{method="(\w+)",status="(\d+)"\} (\d+)/g)];
-  expect(calls.some(([, method, status, count]) => method === 'PUT' && status === '200' && Number(count) > 0)).toBe(true); // PR merges
+  expect(calls.some(([, method, status, count]) => method === 'PATCH' && status === '200' && Number(count) > 0)).toBe(true); // landings (ref updates)
   expect(calls.some(([, method, status]) => method === 'POST' && status === '409')).toBe(true); // the declared merge conflict
 });

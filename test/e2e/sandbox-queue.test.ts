@@ -190,7 +190,7 @@ test('a PR whose mergeability the host is still computing is read again until it
     readBranchHead: async () => null, // No base known: admission is all this test looks at.
     startTestRun: async () => ({ ok: true, testBranch: 'x', testBranchSha: null }),
     cancelTestRun: async () => undefined,
-    merge: async () => ({ ok: false, reason: 'merge_failed' }),
+    merge: async () => ({ ok: false, reason: 'blocked', message: 'unused' }),
     reportPullRequestStatus: async () => undefined,
   };
   const own = await startApiHarness({ sandboxTimeScale: 0.02, hosts: { 'lazy.example': computing }, prefix: 'lazy' });

@@ -45,6 +45,8 @@ test('a run does not time out during an outage, and the outage does not count to
   q.send({ type: 'tick' }, 150 * MINUTE);
   expect(q.state.entries).toEqual([]); // Timed out at last, by its own time.
   expect(q.log).toContainEqual(expect.objectContaining({ type: 'publish_status', prNumber: 1, state: 'FAILED', reason: 'timed_out' }));
+  // The run is cancelled on the host as timed out, so its record can say which checks never reported.
+  expect(q.log).toContainEqual({ type: 'cancel_run', runId: 'r1', timedOut: true });
 });
 
 test('during an outage nothing starts or merges; PRs keep their order and state; afterwards the queue goes on', () => {

@@ -18,7 +18,8 @@ import { responseSchema, validateResponse } from '../support/fake-github/validat
 let fake: FakeGitHub;
 
 beforeEach(async () => {
-  fake = await startFakeGitHub();
+  // Merges back to back below: GitHub's "Base branch was modified" window is tested on a fake of its own.
+  fake = await startFakeGitHub({ baseModifiedWindowMs: 0 });
 });
 
 afterEach(async () => {
@@ -435,4 +436,21 @@ describe('webhooks', () => {
     expect(comment.issue.pull_request).toBeDefined();
     fake.assertNoViolations();
   });
+});
+
+test('a merge right after its base moved is refused as GitHub does ("Base branch was modified"); a moment later it goes through', async () => {
+  const own = await startFakeGitHub({ baseModifiedWindowMs: 300 });
+  try {
+    const repo = own.createRepo('acme/window');
+    const octokit = new Octokit({ baseUrl: own.baseUrl, auth: 'ghp_personal' });
+    const a = repo.openPullRequest({ title: 'A' });
+    const b = repo.openPullRequest({ title: 'B' });
+    await new Promise((r) => setTimeout(r, 350));
+    await octokit.pulls.merge({ owner: 'acme', repo: 'window', pull_number: a });
+    await expect(octokit.pulls.merge({ owner: 'acme', repo: 'window', pull_number: b })).rejects.toMatchObject({ status: 405, message: expect.stringContaining('Base branch was modified') });
+    await new Promise((r) => setTimeout(r, 350));
+    expect((await octokit.pulls.merge({ owner: 'acme', repo: 'window', pull_number: b })).data.merged).toBe(true);
+  } finally {
+    await own.close();
+  }
 });

@@ -32,6 +32,15 @@ describe('createGitHubOctokit: back off instead of failing', () => {
     expect(log.entries.filter((e) => e.message.startsWith('GitHub request failed'))).toHaveLength(2);
   });
 
+  test.each([405, 409])('a %i (a refused merge, a merge conflict) is an answer: not retried', async (status) => {
+    const log = recordingLog();
+    const client = createGitHubOctokit({ auth: 'test-token', baseUrl: API, log, unitMs: 1 });
+    const scope = nock(API).post(`${REPO_PATH}/merges`).reply(status, { message: 'Merge conflict' });
+    await expect(client.request('POST /repos/{owner}/{repo}/merges', { owner: REPO.owner, repo: REPO.name, base: 'b', head: 'h' })).rejects.toMatchObject({ status });
+    expect(scope.isDone()).toBe(true);
+    expect(log.entries.filter((e) => e.message.startsWith('GitHub request failed'))).toEqual([]);
+  });
+
   test('a secondary rate limit waits for retry-after and tries again', async () => {
     const log = recordingLog();
     const client = createGitHubOctokit({ auth: 'test-token', baseUrl: API, log, unitMs: 1 });

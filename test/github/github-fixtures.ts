@@ -113,7 +113,7 @@ export function testRunRecord(change: Partial<TestRunRecord> = {}): TestRunRecor
 export type FinishedReport = { queueId: string; runId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
 
 /** A GitHubHost over the test Octokit and in-memory queues and runs; `finished` collects reported results. */
-export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]; client?: GitHubClient } = {}) {
+export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]; client?: GitHubClient; appSlug?: string } = {}) {
   const queues = setup.queues ?? [queueRecord()];
   const runs = setup.runs ?? [];
   const finished: FinishedReport[] = [];
@@ -126,6 +126,7 @@ export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]
     },
     async pullRequestChanged() {},
     async branchMoved() {},
+    async hostAccess() {},
   };
   const client = setup.client ?? testOctokit();
   const host = new GitHubHost({
@@ -141,6 +142,7 @@ export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]
       findById: async (id) => queues.find((q) => q.id === id) ?? null,
     },
     log,
+    ...(setup.appSlug ? { appSlug: async () => setup.appSlug as string } : {}),
     now: () => Date.parse('2024-05-01T12:00:00Z'),
   });
   return { host, finished, log, runs, queues };

@@ -1,5 +1,4 @@
 import nock from 'nock';
-import type { MergeMethod } from '../../src/domain/queue-config.js';
 import type { MergeRequest } from '../../src/ports/git-host.js';
 import { API, REPO, REPO_PATH, pullRequestJson, requestLog, testHost, testRunRecord, useNock } from './github-fixtures.js';
 
@@ -8,7 +7,6 @@ useNock();
 const BASE = 'f95f852bd8fca8fcc58a9a2d6c842781e32a215e';
 const HEAD2 = 'ec26c3e57ca3a959ca5aad62de7213c562f8c821';
 const HEAD3 = '3333333333333333333333333333333333333333';
-const TITLE_BODY = 'Some description.\r\n\r\nmerge-commit-title: Add the README section (#2)\r\n';
 
 function request(change: Partial<MergeRequest> = {}): MergeRequest {
   return {
@@ -20,7 +18,7 @@ function request(change: Partial<MergeRequest> = {}): MergeRequest {
       { prNumber: 2, headSha: HEAD2 },
       { prNumber: 3, headSha: HEAD3 },
     ],
-    mergeMethod: 'squash',
+    mergeMethod: 'merge_commit',
     ...change,
   };
 }
@@ -28,118 +26,106 @@ function request(change: Partial<MergeRequest> = {}): MergeRequest {
 /** A PR of this queue (the example's base is `master`). */
 const pr = (number: number, headSha: string, change: Record<string, unknown> = {}) => pullRequestJson({ number, headSha, base: 'main', ...change });
 const runs = () => [testRunRecord({ status: 'succeeded', testBranchSha: 'tested' })];
-const commit = (sha: string, tree: string) => ({ sha, tree: { sha: tree }, parents: [], message: '' });
 
-function baseAt(sha: string) {
-  return nock(API).get(`${REPO_PATH}/git/ref/heads%2Fmain`).reply(200, { ref: 'refs/heads/main', object: { sha, type: 'commit' } });
+/** A batch is re-checked with one list of the open PRs into the branch. */
+function headsAsTested(scope = nock(API), open = [pr(2, HEAD2), pr(3, HEAD3)]) {
+  return scope.get(`${REPO_PATH}/pulls`).query({ state: 'open', base: 'main', per_page: 100, page: 1 }).reply(200, open);
 }
-function testBranchGone() {
-  return nock(API)
-    .get(`${REPO_PATH}/pulls`)
-    .query({ head: 'Codertocat:mq/main/run1', state: 'open' })
-    .reply(200, [])
-    .delete(`${REPO_PATH}/git/refs/heads%2Fmq%2Fmain%2Frun1`)
-    .reply(422, { message: 'Reference does not exist' });
-}
+const fastForward = (scope: nock.Scope) => scope.patch(`${REPO_PATH}/git/refs/heads%2Fmain`, { sha: 'tested', force: false });
 
-describe('merge', () => {
-  test.each([
-    ['merge_commit', 'merge', true],
-    ['squash', 'squash', true],
-    ['rebase', 'rebase', false],
-  ] as const)('%s: re-checks, merges each PR in order as GitHub %s, title from the body: %s', async (mergeMethod: MergeMethod, gitHubMethod, withTitle) => {
-    const { host, log } = testHost({ runs: runs() });
-    const scope = baseAt(BASE)
-      .get(`${REPO_PATH}/pulls/2`)
-      .reply(200, pr(2, HEAD2, { body: TITLE_BODY }))
-      .get(`${REPO_PATH}/pulls/3`)
-      .reply(200, pr(3, HEAD3))
-      .put(`${REPO_PATH}/pulls/2/merge`, {
-        merge_method: gitHubMethod,
-        sha: HEAD2,
-        ...(withTitle ? { commit_title: 'Add the README section (#2)' } : {}),
-      })
-      .reply(200, { sha: 'merged2', merged: true, message: 'Pull Request successfully merged' })
-      .put(`${REPO_PATH}/pulls/3/merge`, { merge_method: gitHubMethod, sha: HEAD3 }) // No title line: GitHub's default.
-      .reply(200, { sha: 'merged3', merged: true, message: 'Pull Request successfully merged' })
-      .get(`${REPO_PATH}/git/commits/merged3`)
-      .reply(200, commit('merged3', 'tree-1'))
-      .get(`${REPO_PATH}/git/commits/tested`)
-      .reply(200, commit('tested', 'tree-1'));
-    const seen = requestLog(scope);
-    const cleanup = testBranchGone();
-
-    expect(await host.merge(request({ mergeMethod }))).toEqual({ ok: true, newBaseSha: 'merged3' });
-
-    expect(seen.slice(0, 5)).toEqual([
-      `GET ${REPO_PATH}/git/ref/heads/main`,
-      `GET ${REPO_PATH}/pulls/2`,
-      `GET ${REPO_PATH}/pulls/3`,
-      `PUT ${REPO_PATH}/pulls/2/merge`,
-      `PUT ${REPO_PATH}/pulls/3/merge`,
-    ]);
-    expect(scope.isDone() && cleanup.isDone()).toBe(true);
-    expect(log.entries.filter((e) => e.level === 'error')).toEqual([]);
-  });
-
-  test('merged content that differs from the tested content is logged loudly, and the merge still reported', async () => {
-    const { host, log } = testHost({ runs: runs() });
-    baseAt(BASE)
-      .get(`${REPO_PATH}/pulls/2`)
-      .reply(200, pr(2, HEAD2))
-      .put(`${REPO_PATH}/pulls/2/merge`)
-      .reply(200, { sha: 'merged2', merged: true })
-      .get(`${REPO_PATH}/git/commits/merged2`)
-      .reply(200, commit('merged2', 'tree-merged'))
-      .get(`${REPO_PATH}/git/commits/tested`)
-      .reply(200, commit('tested', 'tree-tested'));
-    testBranchGone();
-    expect(await host.merge(request({ heads: [{ prNumber: 2, headSha: HEAD2 }] }))).toEqual({ ok: true, newBaseSha: 'merged2' });
-    expect(log.entries).toContainEqual(
-      expect.objectContaining({ level: 'error', message: expect.stringContaining('MERGED CONTENT DIFFERS FROM TESTED CONTENT'), details: expect.objectContaining({ mergedTree: 'tree-merged', testedTree: 'tree-tested' }) }),
-    );
-  });
-
-  test('the base moved outside the queue: nothing merged', async () => {
+describe('merge (landing the tested commit)', () => {
+  test('merge_commit: re-checks every PR, then fast-forwards the branch to the tested commit in one ref update', async () => {
     const { host } = testHost({ runs: runs() });
-    baseAt('someone-pushed');
-    testBranchGone();
+    const scope = fastForward(headsAsTested()).reply(200, { ref: 'refs/heads/main', object: { sha: 'tested' } });
+    const seen = requestLog(scope);
+    expect(await host.merge(request())).toEqual({ ok: true, newBaseSha: 'tested' });
+    // Two requests for a batch of two: one list, one ref update.
+    expect(seen).toEqual([`GET ${REPO_PATH}/pulls?state=open&base=main&per_page=100&page=1`, `PATCH ${REPO_PATH}/git/refs/heads/main`]);
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('a lone PR is re-checked with one read of it', async () => {
+    const { host } = testHost({ runs: runs() });
+    const scope = fastForward(nock(API).get(`${REPO_PATH}/pulls/2`).reply(200, pr(2, HEAD2))).reply(200, {});
+    expect(await host.merge(request({ heads: [{ prNumber: 2, headSha: HEAD2 }] }))).toEqual({ ok: true, newBaseSha: 'tested' });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('squash: after the fast-forward each PR is closed with a comment naming the commit that landed it', async () => {
+    const { host } = testHost({ runs: runs() });
+    const scope = fastForward(headsAsTested()).reply(200, {});
+    for (const n of [2, 3]) {
+      scope
+        .post(`${REPO_PATH}/issues/${n}/comments`, (b: { body: string }) => /squashed, in tested/.test(b.body))
+        .reply(201, { id: n })
+        .patch(`${REPO_PATH}/pulls/${n}`, { state: 'closed' })
+        .reply(200, pr(n, n === 2 ? HEAD2 : HEAD3, { state: 'closed' }));
+    }
+    expect(await host.merge(request({ mergeMethod: 'squash' }))).toEqual({ ok: true, newBaseSha: 'tested' });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('not a fast-forward (the branch moved outside the queue): base_moved, nothing landed', async () => {
+    const { host } = testHost({ runs: runs() });
+    fastForward(headsAsTested()).reply(422, { message: 'Update is not a fast forward' });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'base_moved' });
   });
 
-  test('a PR head changed since it was tested: nothing merged', async () => {
+  test.each([
+    [422, 'Protected branch update failed for refs/heads/main: Changes must be made through a pull request.'],
+    [422, 'Required status check "Merge Queue (main)" is expected.'],
+    [403, 'Resource not accessible by integration'],
+  ])('a refusal no PR caused (%i %s): blocked, with GitHub\'s message and the fix', async (status, message) => {
     const { host } = testHost({ runs: runs() });
-    baseAt(BASE)
-      .get(`${REPO_PATH}/pulls/2`)
-      .reply(200, pr(2, HEAD2))
-      .get(`${REPO_PATH}/pulls/3`)
-      .reply(200, pr(3, 'pushed-again'));
-    testBranchGone();
+    fastForward(headsAsTested()).reply(status, { message });
+    const outcome = await host.merge(request());
+    expect(outcome).toMatchObject({ ok: false, reason: 'blocked' });
+    expect(outcome.ok === false && outcome.reason === 'blocked' && outcome.message).toContain(message);
+    expect(outcome.ok === false && outcome.reason === 'blocked' && outcome.message).toMatch(/bypass/);
+  });
+
+  test('a PR head changed since it was tested: head_changed, nothing landed', async () => {
+    const { host } = testHost({ runs: runs() });
+    headsAsTested(nock(API), [pr(2, 'moved'), pr(3, HEAD3)]);
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'head_changed' });
   });
 
-  test.each([
-    ['closed', { state: 'closed' }],
-    ['merged already', { state: 'closed', merged: true }],
-    ['retargeted to another branch', { base: 'release' }],
-  ])('a PR %s: nothing merged', async (_name, change) => {
+  test('a PR closed since it was tested: pr_closed, nothing landed', async () => {
     const { host } = testHost({ runs: runs() });
-    baseAt(BASE)
+    // #2 is not among the open PRs: read alone, it is closed.
+    headsAsTested(nock(API), [pr(3, HEAD3)])
       .get(`${REPO_PATH}/pulls/2`)
-      .reply(200, pr(2, HEAD2, change));
-    testBranchGone();
+      .reply(200, pr(2, HEAD2, { state: 'closed' }))
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(200, { object: { sha: BASE } });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'pr_closed' });
   });
 
-  test.each([405, 409])('GitHub refuses the merge (%i): merge_failed', async (status) => {
-    const { host, log } = testHost({ runs: runs() });
-    baseAt(BASE)
+  test('asked again after it landed (the PRs are merged, the branch is at the tested commit): ok again, nothing moved twice', async () => {
+    const { host } = testHost({ runs: runs() });
+    const scope = headsAsTested(nock(API), [])
       .get(`${REPO_PATH}/pulls/2`)
-      .reply(200, pr(2, HEAD2))
-      .put(`${REPO_PATH}/pulls/2/merge`)
-      .reply(status, { message: 'Pull Request is not mergeable' });
-    testBranchGone();
-    expect(await host.merge(request({ heads: [{ prNumber: 2, headSha: HEAD2 }] }))).toEqual({ ok: false, reason: 'merge_failed' });
-    expect(log.entries.some((e) => e.level === 'error' && e.message === 'GitHub refused to merge a tested pull request')).toBe(true);
+      .reply(200, pr(2, HEAD2, { state: 'closed', merged: true }))
+      .get(`${REPO_PATH}/pulls/3`)
+      .reply(200, pr(3, HEAD3, { state: 'closed', merged: true }))
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(200, { object: { sha: 'tested' } });
+    expect(await host.merge(request())).toEqual({ ok: true, newBaseSha: 'tested' });
+    expect(scope.isDone()).toBe(true);
   });
+});
+
+test('squash, asked again after a landing cut short (one PR closed, one not): the one left open is closed now, nothing moves twice', async () => {
+  const { host } = testHost({ runs: runs() });
+  const scope = headsAsTested(nock(API), [pr(3, HEAD3)])
+    .get(`${REPO_PATH}/pulls/2`)
+    .reply(200, pr(2, HEAD2, { state: 'closed' }))
+    .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+    .reply(200, { object: { sha: 'tested' } })
+    .post(`${REPO_PATH}/issues/3/comments`)
+    .reply(201, { id: 3 })
+    .patch(`${REPO_PATH}/pulls/3`, { state: 'closed' })
+    .reply(200, pr(3, HEAD3, { state: 'closed' }));
+  expect(await host.merge(request({ mergeMethod: 'squash' }))).toEqual({ ok: true, newBaseSha: 'tested' });
+  expect(scope.isDone()).toBe(true);
 });

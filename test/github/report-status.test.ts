@@ -119,6 +119,39 @@ describe('reportPullRequestStatus', () => {
     expect(scope.isDone()).toBe(true);
   });
 
+  test('a time-out names the required checks that never reported on the test commit and says CI must run on mq/**', async () => {
+    const { host } = testHost({ runs: [testRunRecord({ status: 'failed', requiredStatuses: ['ci/build', 'ci/lint'] })] });
+    let summary = '';
+    let posted = '';
+    const scope = nock(API)
+      .get(`${REPO_PATH}/commits/test1/check-runs`)
+      .query(true)
+      .reply(200, { total_count: 1, check_runs: [checkRunJson({ id: 7, name: 'ci/lint', status: 'in_progress', conclusion: null })] })
+      .get(`${REPO_PATH}/commits/test1/status`)
+      .query(true)
+      .reply(200, { state: 'pending', statuses: [], sha: 'test1', total_count: 0 });
+    existingRuns(ours({ status: 'in_progress' }))
+      .patch(`${REPO_PATH}/check-runs/555`, (body: { output: { summary: string } }) => {
+        summary = body.output.summary;
+        return true;
+      })
+      .reply(200, {})
+      .get(`${REPO_PATH}/issues/2/comments`)
+      .query(true)
+      .reply(200, [])
+      .post(`${REPO_PATH}/issues/2/comments`, (body: { body: string }) => {
+        posted = body.body;
+        return true;
+      })
+      .reply(201, {});
+    await host.reportPullRequestStatus(update({ state: 'FAILED', reason: 'timed_out', position: undefined, testRun: { runId: 'run1', testBranch: 'mq/main/run1', failedChecks: [] } }));
+    expect(scope.isDone()).toBe(true);
+    for (const text of [summary, posted]) {
+      expect(text).toContain('These required checks never reported on `mq/main/run1`: `ci/build`.');
+      expect(text).toContain('make sure your CI runs on pushes to `mq/**`');
+    }
+  });
+
   test('status checks and comments off: GitHub is not asked anything', async () => {
     const { host } = testHost();
     await host.reportPullRequestStatus(update({ state: 'FAILED', reason: 'failed_tests', statusCheckEnabled: false, commentsEnabled: false }));

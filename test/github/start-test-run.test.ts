@@ -1,6 +1,6 @@
 import nock from 'nock';
 import type { TestRunRequest } from '../../src/ports/git-host.js';
-import { API, REPO, REPO_PATH, requestLog, testHost, useNock } from './github-fixtures.js';
+import { API, REPO, REPO_PATH, checkRunJson, requestLog, testHost, testRunRecord, useNock } from './github-fixtures.js';
 
 useNock();
 
@@ -19,16 +19,45 @@ function request(change: Partial<TestRunRequest> = {}): TestRunRequest {
       { prNumber: 2, headSha: HEAD2 },
       { prNumber: 3, headSha: HEAD3 },
     ],
+    mergeMethod: 'merge_commit',
     ...change,
   };
 }
 
-const protection = (contexts: string[], checks: string[] = []) => ({
-  url: `${API}${REPO_PATH}/branches/main/protection/required_status_checks`,
-  strict: false,
-  contexts,
-  checks: checks.map((context) => ({ context, app_id: 15368 })),
+const STAGING = `${REPO_PATH}/git/refs/heads%2Fmq-staging%2Fmain`;
+const TEST_REF = `${REPO_PATH}/git/ref/heads%2Fmq%2Fmain%2Frun1`;
+/** A build: the queue's staging branch moved to `at` (it exists from earlier runs). */
+function freshBuild(scope: nock.Scope, at = BASE): nock.Scope {
+  return scope.patch(STAGING, { sha: at, force: true }).reply(200, {});
+}
+/** The test branch created once, at the final commit. */
+function finishBuild(scope: nock.Scope, tip: string): nock.Scope {
+  return scope.post(`${REPO_PATH}/git/refs`, { ref: 'refs/heads/mq/main/run1', sha: tip }).reply(201, {});
+}
+
+const protection = (contexts: string[], checks: string[] = [], more: Record<string, unknown> = {}) => ({
+  url: `${API}${REPO_PATH}/branches/main/protection`,
+  required_status_checks: {
+    url: `${API}${REPO_PATH}/branches/main/protection/required_status_checks`,
+    strict: false,
+    contexts,
+    checks: checks.map((context) => ({ context, app_id: 15368 })),
+  },
+  ...more,
 });
+/** The repository's settings (which merge methods its merge button allows). */
+const SETTINGS = { id: 1, name: 'Hello-World', full_name: 'Codertocat/Hello-World', allow_merge_commit: true, allow_squash_merge: true, allow_rebase_merge: true };
+/** An unprotected branch without rules, and the repository's settings. */
+function noPolicy(scope: nock.Scope): nock.Scope {
+  return scope
+    .get(`${REPO_PATH}/branches/main/protection`)
+    .reply(404, { message: 'Branch not protected' })
+    .get(`${REPO_PATH}/rules/branches/main`)
+    .query(true)
+    .reply(200, [])
+    .get(REPO_PATH)
+    .reply(200, SETTINGS);
+}
 const requiredChecksRule = (...contexts: string[]) => ({
   type: 'required_status_checks',
   ruleset_source_type: 'Repository',
@@ -39,42 +68,99 @@ const requiredChecksRule = (...contexts: string[]) => ({
 const mergeCommit = (sha: string, parents: string[]) => ({ sha, commit: { message: 'Merge', tree: { sha: `tree-${sha}` } }, parents: parents.map((p) => ({ sha: p })) });
 
 describe('startTestRun', () => {
-  test('builds mq/<target>/<run> as base + each head merged in order, with the branch protection checks', async () => {
+  test('assembles the run on mq-staging/, then creates mq/<target>/<run> once at the final commit (one CI trigger)', async () => {
     const { host } = testHost();
     const scope = nock(API)
-      .get(`${REPO_PATH}/branches/main/protection/required_status_checks`)
+      .get(`${REPO_PATH}/branches/main/protection`)
       .reply(200, protection(['ci/build'], ['ci/test']))
       .get(`${REPO_PATH}/rules/branches/main`)
       .query({ per_page: 100, page: 1 })
       .reply(200, [])
-      .post(`${REPO_PATH}/git/refs`, { ref: 'refs/heads/mq/main/run1', sha: BASE })
-      .reply(201, { ref: 'refs/heads/mq/main/run1', object: { sha: BASE } })
-      .post(`${REPO_PATH}/merges`, { base: 'mq/main/run1', head: HEAD2, commit_message: "Merge #2 into the queue's test of main" })
+      .get(REPO_PATH)
+      .reply(200, SETTINGS);
+    freshBuild(scope)
+      .post(`${REPO_PATH}/merges`, { base: 'mq-staging/main', head: HEAD2, commit_message: 'Merge pull request #2\n\nAdd widgets' })
       .reply(201, mergeCommit('m1', [BASE, HEAD2]))
-      .post(`${REPO_PATH}/merges`, { base: 'mq/main/run1', head: HEAD3, commit_message: "Merge #3 into the queue's test of main" })
+      .post(`${REPO_PATH}/merges`, { base: 'mq-staging/main', head: HEAD3, commit_message: 'Widgets, at last\n\nMore' })
       .reply(201, mergeCommit('m2', ['m1', HEAD3]));
+    finishBuild(scope, 'm2');
     const seen = requestLog(scope);
 
-    const started = await host.startTestRun(request());
+    const started = await host.startTestRun(
+      request({ heads: [{ prNumber: 2, headSha: HEAD2, title: 'Add widgets' }, { prNumber: 3, headSha: HEAD3, title: 'More', body: 'merge-commit-title: Widgets, at last' }] }),
+    );
 
     expect(started).toEqual({ ok: true, testBranch: 'mq/main/run1', testBranchSha: 'm2', requiredStatuses: ['ci/build', 'ci/test'], requiredStatusesSource: 'branch_protection' });
     expect(seen).toEqual([
-      `GET ${REPO_PATH}/branches/main/protection/required_status_checks`,
+      `GET ${REPO_PATH}/branches/main/protection`,
       `GET ${REPO_PATH}/rules/branches/main?per_page=100&page=1`,
+      `GET ${REPO_PATH}`,
+      `PATCH ${REPO_PATH}/git/refs/heads/mq-staging/main`,
+      `POST ${REPO_PATH}/merges`,
+      `POST ${REPO_PATH}/merges`,
       `POST ${REPO_PATH}/git/refs`,
-      `POST ${REPO_PATH}/merges`,
-      `POST ${REPO_PATH}/merges`,
     ]);
     expect(scope.isDone()).toBe(true);
   });
 
-  test("the queue's requiredStatuses win: protection is not even read", async () => {
+  test('squash: one single-parent commit per PR with the merged tree, so landing is a fast-forward of squashed commits', async () => {
     const { host } = testHost();
-    const scope = nock(API)
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(201, {})
-      .post(`${REPO_PATH}/merges`)
-      .reply(201, mergeCommit('m1', [BASE, HEAD2]));
+    const scope = freshBuild(noPolicy(nock(API)))
+      .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === HEAD2)
+      .reply(201, mergeCommit('m1', [BASE, HEAD2]))
+      .post(`${REPO_PATH}/git/commits`, { message: 'Add widgets (#2)', tree: 'tree-m1', parents: [BASE] })
+      .reply(201, { sha: 's1' })
+      .patch(STAGING, { sha: 's1', force: true })
+      .reply(200, {});
+    finishBuild(scope, 's1');
+    const started = await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2, title: 'Add widgets' }], requiredStatuses: ['ci'], mergeMethod: 'squash' }));
+    expect(started).toMatchObject({ ok: true, testBranchSha: 's1' });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('rebase: each PR commit replayed as a single-parent commit with its own message and author', async () => {
+    const { host } = testHost();
+    const author = { name: 'Mona', email: 'mona@example.com', date: '2026-01-01T00:00:00Z' };
+    const scope = freshBuild(noPolicy(nock(API)))
+      .get(`${REPO_PATH}/pulls/2/commits`)
+      .query({ per_page: 250 })
+      .reply(200, [
+        { sha: 'c1', commit: { message: 'first', author } },
+        { sha: 'c2', commit: { message: 'second', author } },
+      ])
+      .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === 'c1')
+      .reply(201, mergeCommit('x1', [BASE, 'c1']))
+      .post(`${REPO_PATH}/git/commits`, { message: 'first', tree: 'tree-x1', parents: [BASE], author })
+      .reply(201, { sha: 'r1' })
+      .patch(STAGING, { sha: 'r1', force: true })
+      .reply(200, {})
+      .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === 'c2')
+      .reply(201, mergeCommit('x2', ['r1', 'c2']))
+      .post(`${REPO_PATH}/git/commits`, { message: 'second', tree: 'tree-x2', parents: ['r1'], author })
+      .reply(201, { sha: 'r2' })
+      .patch(STAGING, { sha: 'r2', force: true })
+      .reply(200, {});
+    finishBuild(scope, 'r2');
+    const started = await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }], requiredStatuses: ['ci'], mergeMethod: 'rebase' }));
+    expect(started).toMatchObject({ ok: true, testBranchSha: 'r2' });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('buildOn: a run behind another starts from that run\'s tested commit and applies only its own heads', async () => {
+    const { host } = testHost();
+    const scope = freshBuild(noPolicy(nock(API)), 'm1')
+      .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === HEAD3)
+      .reply(201, mergeCommit('m2', ['m1', HEAD3]));
+    finishBuild(scope, 'm2');
+    const started = await host.startTestRun(request({ requiredStatuses: ['ci'], buildOn: { sha: 'm1', heads: 1 } }));
+    expect(started).toMatchObject({ ok: true, testBranchSha: 'm2' });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test("the queue's requiredStatuses win over protection's checks", async () => {
+    const { host } = testHost();
+    const scope = freshBuild(noPolicy(nock(API))).post(`${REPO_PATH}/merges`).reply(201, mergeCommit('m1', [BASE, HEAD2]));
+    finishBuild(scope, 'm1');
     const started = await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }], requiredStatuses: ['e2e', 'e2e'] }));
     expect(started).toMatchObject({ ok: true, testBranchSha: 'm1', requiredStatuses: ['e2e'], requiredStatusesSource: 'queue' });
     expect(scope.isDone()).toBe(true);
@@ -83,11 +169,15 @@ describe('startTestRun', () => {
   test('branch protection and rulesets together: the union', async () => {
     const { host } = testHost();
     nock(API)
-      .get(`${REPO_PATH}/branches/main/protection/required_status_checks`)
+      .get(`${REPO_PATH}/branches/main/protection`)
       .reply(200, protection(['ci/build']))
       .get(`${REPO_PATH}/rules/branches/main`)
       .query(true)
       .reply(200, [{ type: 'pull_request', parameters: { required_approving_review_count: 1 } }, requiredChecksRule('ci/test', 'ci/build')])
+      .get(REPO_PATH)
+      .reply(200, SETTINGS)
+      .patch(STAGING)
+      .reply(200, {})
       .post(`${REPO_PATH}/git/refs`)
       .reply(201, {})
       .post(`${REPO_PATH}/merges`)
@@ -99,11 +189,15 @@ describe('startTestRun', () => {
   test('rulesets alone (the branch is not protected: 404)', async () => {
     const { host } = testHost();
     nock(API)
-      .get(`${REPO_PATH}/branches/main/protection/required_status_checks`)
+      .get(`${REPO_PATH}/branches/main/protection`)
       .reply(404, { message: 'Branch not protected' })
       .get(`${REPO_PATH}/rules/branches/main`)
       .query(true)
       .reply(200, [requiredChecksRule('ci/ruleset')])
+      .get(REPO_PATH)
+      .reply(200, SETTINGS)
+      .patch(STAGING)
+      .reply(200, {})
       .post(`${REPO_PATH}/git/refs`)
       .reply(201, {})
       .post(`${REPO_PATH}/merges`)
@@ -112,26 +206,66 @@ describe('startTestRun', () => {
     expect(started).toMatchObject({ ok: true, requiredStatuses: ['ci/ruleset'], requiredStatusesSource: 'ruleset' });
   });
 
-  test("the queue's own check, required so nobody merges around the queue, is not waited for on test branches", async () => {
+  test("the queue's own check required on the branch: the run would never land (the tested commit cannot carry it), so nothing is built", async () => {
     const { host } = testHost();
-    nock(API)
-      .get(`${REPO_PATH}/branches/main/protection/required_status_checks`)
+    const scope = nock(API)
+      .get(`${REPO_PATH}/branches/main/protection`)
       .reply(200, protection(['ci/build', 'Merge Queue (main)']))
       .get(`${REPO_PATH}/rules/branches/main`)
       .query(true)
-      .reply(200, [requiredChecksRule('Merge Queue (main)')])
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(201, {})
-      .post(`${REPO_PATH}/merges`)
-      .reply(201, mergeCommit('m1', [BASE, HEAD2]));
+      .reply(200, [])
+      .get(REPO_PATH)
+      .reply(200, SETTINGS);
     const started = await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }] }));
-    expect(started).toMatchObject({ ok: true, requiredStatuses: ['ci/build'], requiredStatusesSource: 'branch_protection' });
+    expect(started).toMatchObject({ ok: false, reason: 'cannot_land', message: expect.stringContaining('requires the queue\'s own check "Merge Queue (main)"') });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test.each([
+    ['the repository turned squash merges off', { settings: { allow_squash_merge: false } }, 'squash', /does not allow squash merges/],
+    ['linear history with merge commits', { protection: { required_linear_history: { enabled: true } } }, 'merge_commit', /requires a linear history/],
+    ['a ruleset allowing only rebase', { rules: [{ type: 'pull_request', ruleset_id: 7, parameters: { allowed_merge_methods: ['rebase'] } }] }, 'squash', /allows only rebase merges/],
+    ['a pull request required, the App not on the bypass list', { protection: { required_pull_request_reviews: { bypass_pull_request_allowances: { users: [], teams: [], apps: [{ slug: 'someone-else' }] } } } }, 'squash', /may not bypass it/],
+    ['push restrictions without the App', { protection: { restrictions: { users: [], teams: [], apps: [] } } }, 'squash', /is not listed/],
+  ] as const)('predicted refusal, before any CI: %s', async (_name, policy, mergeMethod, message) => {
+    const { host } = testHost({ appSlug: 'merge-queue' });
+    const p = policy as { settings?: Record<string, unknown>; protection?: Record<string, unknown>; rules?: object[] };
+    const scope = nock(API)
+      .get(`${REPO_PATH}/branches/main/protection`)
+      .reply(200, protection(['ci'], [], p.protection ?? {}))
+      .get(`${REPO_PATH}/rules/branches/main`)
+      .query(true)
+      .reply(200, p.rules ?? [])
+      .get(REPO_PATH)
+      .reply(200, { ...SETTINGS, ...(p.settings ?? {}) });
+    const started = await host.startTestRun(request({ mergeMethod }));
+    expect(started).toMatchObject({ ok: false, reason: 'cannot_land', message: expect.stringMatching(message) });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('the App on the bypass list (classic) and a ruleset it may always bypass: nothing predicted, the run is built', async () => {
+    const { host } = testHost({ appSlug: 'merge-queue' });
+    const scope = nock(API)
+      .get(`${REPO_PATH}/branches/main/protection`)
+      .reply(200, protection(['ci'], [], { required_pull_request_reviews: { bypass_pull_request_allowances: { users: [], teams: [], apps: [{ slug: 'merge-queue' }] } } }))
+      .get(`${REPO_PATH}/rules/branches/main`)
+      .query(true)
+      .reply(200, [{ type: 'pull_request', ruleset_id: 7, parameters: {} }])
+      .get(REPO_PATH)
+      .reply(200, SETTINGS)
+      .get(`${REPO_PATH}/rulesets/7`)
+      .reply(200, { id: 7, name: 'main rules', current_user_can_bypass: 'always' });
+    freshBuild(scope).post(`${REPO_PATH}/merges`).reply(201, mergeCommit('m1', [BASE, HEAD2]));
+    finishBuild(scope, 'm1');
+    const started = await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }] }));
+    expect(started).toMatchObject({ ok: true, testBranchSha: 'm1' });
+    expect(scope.isDone()).toBe(true);
   });
 
   test('no required checks anywhere: refused with a clear reason, and no branch is made', async () => {
     const { host } = testHost();
     const scope = nock(API)
-      .get(`${REPO_PATH}/branches/main/protection/required_status_checks`)
+      .get(`${REPO_PATH}/branches/main/protection`)
       .reply(404, { message: 'Branch not protected' })
       .get(`${REPO_PATH}/rules/branches/main`)
       .query(true)
@@ -145,82 +279,66 @@ describe('startTestRun', () => {
     expect(scope.isDone()).toBe(true);
   });
 
-  test('a conflict fails the PR that does not apply, and the partial branch is deleted', async () => {
+  test('a conflict fails the PR that does not apply; no test branch is made, nothing to clean up', async () => {
     const { host } = testHost();
-    const scope = nock(API)
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(201, {})
+    const scope = freshBuild(noPolicy(nock(API)))
       .post(`${REPO_PATH}/merges`, (body: { head: string }) => body.head === HEAD2)
       .reply(201, mergeCommit('m1', [BASE, HEAD2]))
       .post(`${REPO_PATH}/merges`, (body: { head: string }) => body.head === HEAD3)
-      .reply(409, { message: 'Merge conflict' })
-      .get(`${REPO_PATH}/pulls`)
-      .query({ head: 'Codertocat:mq/main/run1', state: 'open' })
-      .reply(200, [])
-      .delete(`${REPO_PATH}/git/refs/heads%2Fmq%2Fmain%2Frun1`)
-      .reply(204);
+      .reply(409, { message: 'Merge conflict' });
     const seen = requestLog(scope);
     const started = await host.startTestRun(request({ requiredStatuses: ['ci/build'] }));
     expect(started).toEqual({ ok: false, reason: 'merge_conflict', prNumber: 3 });
-    expect(seen.at(-1)).toBe(`DELETE ${REPO_PATH}/git/refs/heads/mq/main/run1`);
+    expect(seen.filter((r) => r.startsWith('DELETE') || r.startsWith('POST') && r.endsWith('/git/refs'))).toEqual([]);
     expect(scope.isDone()).toBe(true);
   });
 
-  test('asked again after a complete build: the branch is reused as it is (CI does not start over)', async () => {
+  test('asked again after a complete build: the test branch already there is kept as it is (CI does not start over)', async () => {
     const { host } = testHost();
-    const scope = nock(API)
-      .post(`${REPO_PATH}/git/refs`)
+    const scope = freshBuild(noPolicy(nock(API)))
+      .post(`${REPO_PATH}/merges`)
+      .reply(201, mergeCommit('n1', [BASE, HEAD2]))
+      .post(`${REPO_PATH}/merges`)
+      .reply(201, mergeCommit('n2', ['n1', HEAD3]))
+      .post(`${REPO_PATH}/git/refs`, { ref: 'refs/heads/mq/main/run1', sha: 'n2' })
       .reply(422, { message: 'Reference already exists' })
-      .get(`${REPO_PATH}/git/ref/heads%2Fmq%2Fmain%2Frun1`)
-      .reply(200, { ref: 'refs/heads/mq/main/run1', object: { sha: 'm2', type: 'commit' } })
-      .get(`${REPO_PATH}/git/commits/m2`)
-      .reply(200, mergeCommit('m2', ['m1', HEAD3]))
-      .get(`${REPO_PATH}/git/commits/m1`)
-      .reply(200, mergeCommit('m1', [BASE, HEAD2]));
+      .get(TEST_REF)
+      .reply(200, { ref: 'refs/heads/mq/main/run1', object: { sha: 'm2', type: 'commit' } });
     const started = await host.startTestRun(request({ requiredStatuses: ['ci/build'] }));
     expect(started).toMatchObject({ ok: true, testBranch: 'mq/main/run1', testBranchSha: 'm2' });
     expect(scope.isDone()).toBe(true);
   });
 
-  test('asked again after a partial build: the branch is reset to the base and built again', async () => {
+  test('the first run of a queue creates its staging branch', async () => {
     const { host } = testHost();
-    const scope = nock(API)
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(422, { message: 'Reference already exists' })
-      .get(`${REPO_PATH}/git/ref/heads%2Fmq%2Fmain%2Frun1`)
-      .reply(200, { object: { sha: 'm1' } })
-      .get(`${REPO_PATH}/git/commits/m1`)
-      .reply(200, mergeCommit('m1', [BASE, HEAD2])) // The last head is not in it.
-      .patch(`${REPO_PATH}/git/refs/heads%2Fmq%2Fmain%2Frun1`, { sha: BASE, force: true })
-      .reply(200, {})
+    const scope = noPolicy(nock(API))
+      .patch(STAGING, { sha: BASE, force: true })
+      .reply(422, { message: 'Reference does not exist' })
+      .post(`${REPO_PATH}/git/refs`, { ref: 'refs/heads/mq-staging/main', sha: BASE })
+      .reply(201, {})
       .post(`${REPO_PATH}/merges`)
-      .reply(201, mergeCommit('n1', [BASE, HEAD2]))
-      .post(`${REPO_PATH}/merges`)
-      .reply(201, mergeCommit('n2', ['n1', HEAD3]));
-    const started = await host.startTestRun(request({ requiredStatuses: ['ci/build'] }));
-    expect(started).toMatchObject({ ok: true, testBranchSha: 'n2' });
+      .reply(201, mergeCommit('n1', [BASE, HEAD2]));
+    finishBuild(scope, 'n1');
+    const started = await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }], requiredStatuses: ['ci/build'] }));
+    expect(started).toMatchObject({ ok: true, testBranchSha: 'n1' });
     expect(scope.isDone()).toBe(true);
   });
 
   test('a head already in the branch (204) leaves the tip where it is', async () => {
     const { host } = testHost();
-    nock(API)
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(201, {})
+    const scope = freshBuild(noPolicy(nock(API)))
       .post(`${REPO_PATH}/merges`)
       .reply(201, mergeCommit('m1', [BASE, HEAD2]))
       .post(`${REPO_PATH}/merges`)
       .reply(204);
+    finishBuild(scope, 'm1');
     expect(await host.startTestRun(request({ requiredStatuses: ['ci/build'] }))).toMatchObject({ ok: true, testBranchSha: 'm1' });
   });
 
   test('createPullRequest: a draft PR for CI systems that only test PRs', async () => {
     const { host } = testHost();
-    const scope = nock(API)
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(201, {})
-      .post(`${REPO_PATH}/merges`)
-      .reply(201, mergeCommit('m1', [BASE, HEAD2]))
+    const scope = freshBuild(noPolicy(nock(API))).post(`${REPO_PATH}/merges`).reply(201, mergeCommit('m1', [BASE, HEAD2]));
+    finishBuild(scope, 'm1')
       .post(`${REPO_PATH}/pulls`, (body: Record<string, unknown>) => body.title === 'Merge queue test run1' && body.head === 'mq/main/run1' && body.base === 'main' && body.draft === true)
       .reply(201, { number: 99 });
     const started = await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }], requiredStatuses: ['ci/build'], createPullRequest: true }));
@@ -230,11 +348,8 @@ describe('startTestRun', () => {
 
   test('the draft PR cannot be opened (403): the branch is removed and the failure thrown', async () => {
     const { host } = testHost();
-    nock(API)
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(201, {})
-      .post(`${REPO_PATH}/merges`)
-      .reply(201, mergeCommit('m1', [BASE, HEAD2]))
+    const scope = freshBuild(noPolicy(nock(API))).post(`${REPO_PATH}/merges`).reply(201, mergeCommit('m1', [BASE, HEAD2]));
+    finishBuild(scope, 'm1')
       .post(`${REPO_PATH}/pulls`)
       .reply(403, { message: 'Resource not accessible by integration' })
       .get(`${REPO_PATH}/pulls`)
@@ -245,19 +360,35 @@ describe('startTestRun', () => {
     await expect(host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }], requiredStatuses: ['ci/build'], createPullRequest: true }))).rejects.toMatchObject({ status: 403 });
   });
 
-  test('a failure while building removes the partial branch and is thrown', async () => {
+  test('a failure while building is thrown (a test branch left by it is removed)', async () => {
     const { host } = testHost();
-    const scope = nock(API)
-      .post(`${REPO_PATH}/git/refs`)
-      .reply(201, {})
+    const scope = freshBuild(noPolicy(nock(API)))
       .post(`${REPO_PATH}/merges`)
       .reply(404, { message: 'Head does not exist' })
-      .get(`${REPO_PATH}/pulls`)
-      .query(true)
-      .reply(200, [])
       .delete(`${REPO_PATH}/git/refs/heads%2Fmq%2Fmain%2Frun1`)
-      .reply(204);
+      .reply(422, { message: 'Reference does not exist' });
     await expect(host.startTestRun(request({ requiredStatuses: ['ci/build'] }))).rejects.toMatchObject({ status: 404 });
     expect(scope.isDone()).toBe(true);
   });
+});
+
+test('checks reported on a test commit before the queue recorded it are looked at again shortly (once, and only then)', async () => {
+  const { host, finished, runs } = testHost();
+  // CI reported at once: no run is known to test m1 yet.
+  expect(await host.onCommitChecksChanged(REPO, 'm1')).toBe('no_run');
+  const build = freshBuild(noPolicy(nock(API))).post(`${REPO_PATH}/merges`).reply(201, mergeCommit('m1', [BASE, HEAD2]));
+  finishBuild(build, 'm1');
+  await host.startTestRun(request({ heads: [{ prNumber: 2, headSha: HEAD2 }], requiredStatuses: ['ci'] }));
+  // The runner records the commit; the look a second later finds the result and reports it.
+  runs.push(testRunRecord({ testBranchSha: 'm1', requiredStatuses: ['ci'] }));
+  const look = nock(API)
+    .get(`${REPO_PATH}/commits/m1/check-runs`)
+    .query(true)
+    .reply(200, { total_count: 1, check_runs: [checkRunJson({ id: 1, name: 'ci', status: 'completed', conclusion: 'success' })] })
+    .delete(`${REPO_PATH}/git/refs/heads%2Fmq%2Fmain%2Frun1`)
+    .reply(204);
+  const deadline = Date.now() + 5_000;
+  while (finished.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  expect(finished).toEqual([expect.objectContaining({ runId: 'run1', passed: true })]);
+  expect(look.isDone()).toBe(true);
 });

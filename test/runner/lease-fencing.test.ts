@@ -43,7 +43,7 @@ function recordingHost(): GitHost & { started: string[]; startedFor(queueId: str
       return { ok: true, testBranch: `mq/${request.runId}`, testBranchSha: null };
     },
     cancelTestRun: async () => undefined,
-    merge: async () => ({ ok: false, reason: 'merge_failed' }),
+    merge: async () => ({ ok: false, reason: 'blocked', message: 'unused' }),
     reportPullRequestStatus: async () => undefined,
   };
 }

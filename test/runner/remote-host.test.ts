@@ -37,7 +37,7 @@ const slowHost: GitHost = {
   },
   startTestRun: async () => ({ ok: true, testBranch: 'mq/x', testBranchSha: null }),
   cancelTestRun: async () => undefined,
-  merge: async () => ({ ok: false, reason: 'merge_failed' }),
+  merge: async () => ({ ok: false, reason: 'blocked', message: 'unused' }),
   reportPullRequestStatus: async () => undefined,
 };
 

@@ -25,11 +25,19 @@ export interface GitHubHarness {
   token: string;
   metrics: ServiceMetrics;
   api(path: string, body: unknown): Promise<{ status: number; json: () => Record<string, unknown> & { [k: string]: unknown }; body: string }>;
+  /** The engine's view of a queue in one line, for a wait that timed out to explain itself. */
+  describeQueue(ref: { owner: string; name: string }, targetBranch?: string): Promise<string>;
   close(): Promise<void>;
 }
 
-export async function startGitHubHarness(): Promise<GitHubHarness> {
-  const fake = await startFakeGitHub();
+/**
+ * `concurrentWebhooks`: deliver as GitHub does, overlapping and out of order (see FakeWebhooks).
+ * `maintenanceMs`: the service's periodic catch-up (facts GitHub had not computed yet,
+ * lost results), as in production; 0 turns it off (the request budget counts only events).
+ */
+export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDelayMs: number; seed?: number }; maintenanceMs?: number } = {}): Promise<GitHubHarness> {
+  // The people who label PRs in these scenarios are the repository's writers; tests that need a reader say so.
+  const fake = await startFakeGitHub({ defaultPermission: 'write' });
   const database = await createTestDatabaseUri('github');
   const stores = await openMongoStores({ uri: database.uri });
   const log = pino({ level: process.env.MQ_TEST_LOG ?? 'silent' });
@@ -43,8 +51,9 @@ export async function startGitHubHarness(): Promise<GitHubHarness> {
   github.bindEvents(services.events);
   const app = await buildServer({ stores, gitHosts: services.gitHosts, runner: services.runner, webhooks: (deps) => github.webhooks(deps, services.events) });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  fake.webhooks.deliverTo({ url: `${address}/api/github/webhooks`, secret: SECRET });
+  fake.webhooks.deliverTo({ url: `${address}/api/github/webhooks`, secret: SECRET, ...(options.concurrentWebhooks ? { concurrent: options.concurrentWebhooks } : {}) });
   await services.runner.start();
+  if ((options.maintenanceMs ?? 1_000) > 0) services.maintenance.start(options.maintenanceMs ?? 1_000);
   const token = (await tokenService(stores.tokens).create({ host: 'github.com', owner: 'acme' })).token;
   return {
     fake,
@@ -58,13 +67,32 @@ export async function startGitHubHarness(): Promise<GitHubHarness> {
       const res = await app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/json', 'x-api-token': token }, payload: JSON.stringify(body) });
       return { status: res.statusCode, body: res.body, json: () => res.json() };
     },
+    async describeQueue(ref, targetBranch = 'main') {
+      const queue = await stores.queues.find({ host: 'github.com', owner: ref.owner, name: ref.name }, targetBranch);
+      const state = queue ? await services.runner.engineState(queue.id) : null;
+      if (!queue || !state) return 'no queue';
+      const { requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode } = state;
+      const runs = state.runs.map((r) => `${r.id}:${r.status}[${[...r.ahead, ...r.unit].map((u) => u.entryId).join(',')}]`);
+      const entries = state.entries.map((e) => `${e.id}:${e.state}`);
+      return JSON.stringify({ requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode, runs, entries });
+    },
     async close() {
-      services.maintenance.stop();
-      await app.close();
-      await fake.close();
-      await stores.close();
-      await dropTestDatabase(database);
-      await stopTestServer();
+      // A slow close says which step it is in (a teardown that hangs should explain itself too).
+      const started = Date.now();
+      let step = 'the service (runner, in-flight actions)';
+      const slow = setInterval(() => process.stderr.write(`github harness: closing ${step} for ${Date.now() - started} ms\n`), 5_000);
+      try {
+        services.maintenance.stop();
+        await app.close();
+        step = 'the fake GitHub';
+        await fake.close();
+        step = 'the database';
+        await stores.close();
+        await dropTestDatabase(database);
+        await stopTestServer();
+      } finally {
+        clearInterval(slow);
+      }
     },
   };
 }

@@ -19,13 +19,26 @@ export interface BackOffTuning {
    * tests against a local fake turn it off to run at full speed.
    */
   spaceWrites?: boolean;
+  /**
+   * How long one GitHub request may take before it is abandoned (a time-out is
+   * an outage: retried with back-off, like a 5xx). Octokit sets no limit, and a
+   * request GitHub never answers would hold the queue's actions for good.
+   * Default 30,000 ms.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** A fetch for Octokit's `request.fetch` that gives up after `timeoutMs` unless the caller brought its own signal. */
+export function fetchWithTimeout(timeoutMs: number, base?: typeof fetch): typeof fetch {
+  // The global fetch is looked up per call: test interceptors replace it after this is built.
+  return (input, init) => (base ?? globalThis.fetch)(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(timeoutMs) });
 }
 
 type LimitHandler = (retryAfter: number, options: { method?: string; url?: string }, octokit: unknown, retryCount: number) => boolean;
 
 /** The `retry` and `throttle` options of an Octokit with both plugins. */
 export interface BackOffOptions {
-  retry: { retries: number; retryAfterBaseValue: number };
+  retry: { retries: number; retryAfterBaseValue: number; doNotRetry: number[] };
   throttle: { enabled: boolean; retryAfterBaseValue: number; onRateLimit: LimitHandler; onSecondaryRateLimit: LimitHandler };
 }
 
@@ -40,7 +53,8 @@ export function backOffOptions(log: GitHubLog, tuning: BackOffTuning = {}): Back
       return retrying;
     };
   return {
-    retry: { retries: tuning.retries ?? 3, retryAfterBaseValue: unitMs },
+    // plugin-retry's own list plus 405 and 409: a refused merge or a merge conflict is an answer, not a failure (retrying it only spends requests).
+    retry: { retries: tuning.retries ?? 3, retryAfterBaseValue: unitMs, doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 451] },
     // Probot's own handler does not retry secondary rate limits; these do, as GitHub asks (after retry-after).
     throttle: { enabled: tuning.spaceWrites ?? true, retryAfterBaseValue: unitMs, onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') },
   };

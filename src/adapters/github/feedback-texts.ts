@@ -19,6 +19,8 @@ export interface FeedbackContext {
   /** The queue's enqueueing label, for the "how to re-queue" hint. */
   label: string;
   failingChecks: FailingCheck[];
+  /** On a time-out: the required checks that never reported on the test branch's commit. */
+  silentChecks?: string[];
 }
 
 export function checkRunName(targetBranch: string): string {
@@ -53,6 +55,7 @@ export const REASON_TEXTS: Readonly<Record<StateChangeReason, string>> = {
   merged_outside_queue: 'it was merged outside the queue',
   failed_tests: 'its tests failed',
   merge_conflict: 'it conflicts with the target branch or with a pull request ahead of it',
+  merge_refused: 'GitHub refused to land it',
   timed_out: 'its tests did not finish in time',
   tests_passed: 'its tests passed',
   merged: 'it was merged',
@@ -96,7 +99,7 @@ export function checkRunView(update: PullRequestStatusUpdate, context: FeedbackC
         status: 'completed',
         conclusion: 'failure',
         title: `Removed: ${REASON_TEXTS[update.reason]}`,
-        summary: `Removed from ${queue} because ${REASON_TEXTS[update.reason]}.${detail}${failing}`,
+        summary: `Removed from ${queue} because ${REASON_TEXTS[update.reason]}.${detail}${failing}${timeoutExplanation(update, context)}`,
       };
     case 'CANCELLED':
       return {
@@ -132,6 +135,8 @@ export function ejectionComment(update: PullRequestStatusUpdate, context: Feedba
   if (update.detail) lines.push('', `> ${update.detail.replace(/\r?\n/g, '\n> ')}`);
   const failing = failingList(context.failingChecks);
   if (failing) lines.push('', failing.trimStart());
+  const silent = timeoutExplanation(update, context);
+  if (silent) lines.push('', silent.trimStart());
   lines.push(
     '',
     `To queue it again, fix what is needed and push, then add the \`${context.label}\` label again (remove it first if it is still there) or comment \`/mq merge\`.`,
@@ -150,4 +155,15 @@ function failingList(checks: FailingCheck[]): string {
 
 function branch(update: PullRequestStatusUpdate): string {
   return update.testRun ? ` on \`${update.testRun.testBranch}\`` : '';
+}
+
+/**
+ * A run that timed out usually means CI never ran on the test branch: name the
+ * required checks that never reported and say where CI must run.
+ */
+function timeoutExplanation(update: PullRequestStatusUpdate, context: FeedbackContext): string {
+  if (update.reason !== 'timed_out' || !context.silentChecks || context.silentChecks.length === 0) return '';
+  const names = context.silentChecks.map((name) => `\`${name}\``).join(', ');
+  const where = update.testRun ? `\`${update.testRun.testBranch}\`` : 'the test branch';
+  return `\n\nThese required checks never reported on ${where}: ${names}. The queue tests on branches named \`mq/${update.targetBranch}/<run>\`: make sure your CI runs on pushes to \`mq/**\` (see "Set up your CI" in the merge queue's README).`;
 }

@@ -8,9 +8,10 @@ import { readCommitChecks } from './commit-checks.js';
 import { wantsComment, type FeedbackContext } from './feedback-texts.js';
 import { failedWith, getData, repoParams, type GitHubLog, type OctokitFor } from './github-client.js';
 import type { PullRequestData } from './github-types.js';
-import { mergePullRequests } from './merge-pull-requests.js';
-import { publishCheckRun, postEjectionComment } from './pull-request-feedback.js';
+import { landTestedCommit } from './land-tested-commit.js';
+import { CheckRunIds, publishCheckRun, postEjectionComment } from './pull-request-feedback.js';
 import { toPullRequestFacts } from './pull-request-facts.js';
+import { landingRefusal, readBranchPolicy } from './branch-policy.js';
 import { noRequiredStatusesMessage, resolveRequiredStatuses } from './required-statuses.js';
 import { buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
 
@@ -34,7 +35,12 @@ export interface GitHubHostOptions {
   now?: () => number;
   /** The `repo.host` this adapter serves (GitHub Enterprise: its host name); reconcile skips other hosts' runs. */
   hostName?: string;
+  /** The App's slug (bypass lists name apps by it); null when it cannot be known, and bypass is then not predicted. */
+  appSlug?: () => Promise<string | null>;
 }
+
+/** How soon a test commit whose checks were reported early is looked at again (the runner records it meanwhile). */
+const EARLY_LOOK_MS = 1_000;
 
 /** What one look at a test branch's checks concluded. */
 export type ChecksOutcome = 'no_run' | 'waiting' | 'passed' | 'failed';
@@ -49,6 +55,12 @@ export class GitHubHost implements GitHost {
   private readonly hostName: string;
   /** Check webhooks come in bursts for one sha; one look at a time reports a run once. */
   private readonly checking = new KeyedMutex();
+  private slug: string | null | undefined;
+  private readonly checkRunIds = new CheckRunIds();
+  /** Runs this process reported decided: later check events for their commit (a burst, the reconcile) are not looked at again. */
+  private readonly reported = new Set<string>();
+  /** Commits whose checks changed before any run was known to test them: a run just built may be one (see startTestRun). */
+  private readonly unclaimed = new Set<string>();
 
   constructor(private readonly options: GitHubHostOptions) {
     this.now = options.now ?? Date.now;
@@ -73,24 +85,26 @@ export class GitHubHost implements GitHost {
   async startTestRun(request: TestRunRequest): Promise<TestRunStarted> {
     const { repo, targetBranch, runId } = request;
     const client = await this.options.octokitFor(repo);
-    // Before building anything: a run that cannot be decided is not worth a branch.
-    const required = await resolveRequiredStatuses(client, repo, targetBranch, request.requiredStatuses);
+    // Before building anything: a run that cannot be decided, or could never land, is not worth a branch or CI.
+    const policy = await readBranchPolicy(client, repo, targetBranch);
+    const required = resolveRequiredStatuses(targetBranch, request.requiredStatuses, policy);
     if (!required) return { ok: false, reason: 'no_required_statuses', message: noRequiredStatusesMessage(targetBranch) };
+    const refusal = await landingRefusal(client, repo, targetBranch, request.mergeMethod, policy, await this.appSlug());
+    if (refusal) return { ok: false, reason: 'cannot_land', message: refusal };
     const branch = testBranchName(targetBranch, runId);
     let built;
     try {
-      built = await buildTestBranch(client, repo, branch, targetBranch, request.baseSha, request.heads);
+      built = await buildTestBranch(client, repo, branch, request);
       if (built.ok && request.createPullRequest) await openTestPullRequest(client, repo, branch, targetBranch, runId, request.heads, this.options.log);
     } catch (error) {
       // The runner fails the run; a half-built branch must not outlive it.
-      await this.deleteQuietly(repo, branch);
+      await this.deleteQuietly(repo, branch, request.createPullRequest ?? false);
       throw error;
     }
-    if (!built.ok) {
-      await this.deleteQuietly(repo, branch);
-      return { ok: false, reason: 'merge_conflict', prNumber: built.conflictWith };
-    }
+    // No test branch is made on a conflict (it is created last): nothing to delete.
+    if (!built.ok) return { ok: false, reason: 'merge_conflict', prNumber: built.conflictWith };
     this.options.log.info({ repo: repoKey(repo), branch: targetBranch, runId, testBranch: branch, sha: built.sha, required: required.statuses }, 'test branch built');
+    this.lookAgainIfEarly(repo, built.sha);
     return { ok: true, testBranch: branch, testBranchSha: built.sha, requiredStatuses: required.statuses, requiredStatusesSource: required.source };
   }
 
@@ -106,13 +120,8 @@ export class GitHubHost implements GitHost {
   async merge(request: MergeRequest): Promise<MergeOutcome> {
     const { repo, targetBranch, runId } = request;
     const client = await this.options.octokitFor(repo);
-    const testedSha = await this.testedSha(repo, targetBranch, runId);
-    try {
-      return await mergePullRequests(client, request, testedSha, this.options.log);
-    } finally {
-      // Whatever happened, this run is over: its branch goes (it is usually gone already, when the run passed).
-      await this.deleteQuietly(repo, testBranchName(targetBranch, runId));
-    }
+    // Its test branch went when its checks decided it (decideRunAt): the tested commit stays, and lands.
+    return landTestedCommit(client, request, await this.testedSha(repo, targetBranch, runId), this.options.log);
   }
 
   async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
@@ -120,7 +129,7 @@ export class GitHubHost implements GitHost {
     if (!update.statusCheckEnabled && !comment) return;
     const client = await this.options.octokitFor(update.repo);
     const context = await this.feedbackContext(update);
-    if (update.statusCheckEnabled) await publishCheckRun(client, update, context, new Date(this.now()));
+    if (update.statusCheckEnabled) await publishCheckRun(client, update, context, new Date(this.now()), this.checkRunIds);
     if (comment) await postEjectionComment(client, update, context);
   }
 
@@ -151,7 +160,13 @@ export class GitHubHost implements GitHost {
   private async decideRunAt(repo: RepoRef, sha: string): Promise<ChecksOutcome> {
     const { testRuns, queues, log } = this.options;
     const run = await testRuns.findInProgressByTestBranchSha(sha);
-    if (!run) return 'no_run';
+    if (!run) {
+      this.unclaimed.add(sha);
+      if (this.unclaimed.size > 1_000) this.unclaimed.delete(this.unclaimed.values().next().value as string);
+      return 'no_run';
+    }
+    // Reported already, and its record not yet updated by the runner: nothing to read again.
+    if (this.reported.has(run.id)) return 'waiting';
     const queue = await queues.findById(run.queueId);
     // Only the queue's own repository decides: a fork can carry the same sha with statuses of its own making.
     if (!queue || repoKey(queue.repo) !== repoKey(repo)) {
@@ -165,14 +180,16 @@ export class GitHubHost implements GitHost {
       return 'waiting';
     }
     const client = await this.options.octokitFor(repo);
-    const { checkRuns, statuses } = await readCommitChecks(client, repo, sha);
+    const { checkRuns, statuses } = await readCommitChecks(client, repo, sha, run.requiredStatuses);
     const decided = decideChecks(run.requiredStatuses, checkRuns, statuses);
     if (decided.verdict === 'waiting') return 'waiting';
     const passed = decided.verdict === 'passed';
     const failedChecks = decided.verdict === 'failed' ? decided.failedChecks : [];
     await this.options.events().testRunFinished({ queueId: run.queueId, runId: run.id, passed, checkRuns: decided.checkRuns, failedChecks });
+    if (this.reported.size > 10_000) this.reported.clear();
+    this.reported.add(run.id);
     log.info({ ...where, passed, failedChecks }, 'test run finished');
-    await this.deleteQuietly(repo, run.testBranch);
+    await this.deleteQuietly(repo, run.testBranch, queue.config.createPrsForTestingBranches);
     return decided.verdict;
   }
 
@@ -187,16 +204,53 @@ export class GitHubHost implements GitHost {
     const queue = await this.options.queues.find(update.repo, update.targetBranch);
     const label = queue?.config.enqueueingLabel ?? 'merge-queue';
     const failed = update.testRun?.failedChecks ?? [];
+    if (update.reason === 'timed_out' && queue && update.testRun) return { label, failingChecks: [], silentChecks: await this.silentChecks(update.repo, queue.id, update.testRun.runId) };
     if (failed.length === 0 || !queue || !update.testRun) return { label, failingChecks: failed.map((name) => ({ name })) };
     const run = await this.options.testRuns.findById(queue.id, update.testRun.runId);
     const urls = new Map((run?.checkRuns ?? []).map((check) => [check.name, check.url]));
     return { label, failingChecks: failed.map((name) => ({ name, ...(urls.get(name) ? { url: urls.get(name) } : {}) })) };
   }
 
-  /** Ending a run must not fail because its branch could not be cleaned up: log it and go on. */
-  private async deleteQuietly(repo: RepoRef, branch: string): Promise<void> {
+  /** The run's required checks that never reported at its tested commit (a time-out's usual cause: CI does not run on mq/). */
+  private async silentChecks(repo: RepoRef, queueId: string, runId: string): Promise<string[]> {
+    const run = await this.options.testRuns.findById(queueId, runId);
+    if (!run?.testBranchSha) return [];
+    const { checkRuns, statuses } = await readCommitChecks(await this.options.octokitFor(repo), repo, run.testBranchSha);
+    const reported = new Set([...checkRuns.map((c) => c.name), ...statuses.map((s) => s.context)]);
+    return run.requiredStatuses.filter((name) => !reported.has(name));
+  }
+
+  /**
+   * CI can report on a test commit before the runner has recorded it (a check
+   * that completes at once): that report found no run. Such a commit is looked
+   * at again shortly, once; no request is spent on commits nobody reported on.
+   */
+  private lookAgainIfEarly(repo: RepoRef, sha: string): void {
+    const look = () => {
+      if (!this.unclaimed.delete(sha)) return;
+      this.onCommitChecksChanged(repo, sha).catch((error: unknown) => this.options.log.warn({ err: error, repo: repoKey(repo), sha }, 'could not look at the checks of a new test branch'));
+    };
+    // Now (reported during the build), and after the runner has recorded the commit (reported just after it).
+    setTimeout(look, EARLY_LOOK_MS).unref();
+    setTimeout(look, EARLY_LOOK_MS * 5).unref();
+  }
+
+  /** Asked once; a failure is asked again next time (it only disables a prediction). */
+  private async appSlug(): Promise<string | null> {
+    if (this.slug !== undefined) return this.slug;
     try {
-      await deleteTestBranch(await this.options.octokitFor(repo), repo, branch);
+      this.slug = (await this.options.appSlug?.()) ?? null;
+      return this.slug;
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'could not read the App\'s slug; bypass lists are not checked before testing');
+      return null;
+    }
+  }
+
+  /** Ending a run must not fail because its branch could not be cleaned up: log it and go on. */
+  private async deleteQuietly(repo: RepoRef, branch: string, closeDraftPullRequest = true): Promise<void> {
+    try {
+      await deleteTestBranch(await this.options.octokitFor(repo), repo, branch, { closeDraftPullRequest });
     } catch (error) {
       this.options.log.warn({ err: error, repo: repoKey(repo), branch }, 'could not delete a test branch');
     }

@@ -8,11 +8,14 @@ import type { RestEndpointMethodTypes } from '@octokit/rest';
 type Data<T extends { response: { data: unknown } }> = T['response']['data'];
 
 export type PullRequestData = Data<RestEndpointMethodTypes['pulls']['get']>;
+export type PullRequestCommitData = Data<RestEndpointMethodTypes['pulls']['listCommits']>[number];
 export type PullRequestListItem = Data<RestEndpointMethodTypes['pulls']['list']>[number];
 export type RefData = Data<RestEndpointMethodTypes['git']['getRef']>;
 export type GitCommitData = Data<RestEndpointMethodTypes['git']['getCommit']>;
 export type MergeCommitData = Data<RestEndpointMethodTypes['repos']['merge']>;
-export type RequiredStatusChecksData = Data<RestEndpointMethodTypes['repos']['getStatusChecksProtection']>;
+export type BranchProtectionData = Data<RestEndpointMethodTypes['repos']['getBranchProtection']>;
+export type RepositoryData = Data<RestEndpointMethodTypes['repos']['get']>;
+export type RulesetData = Data<RestEndpointMethodTypes['repos']['getRepoRuleset']>;
 export type BranchRuleData = Data<RestEndpointMethodTypes['repos']['getBranchRules']>[number];
 export type CheckRunListData = Data<RestEndpointMethodTypes['checks']['listForRef']>;
 export type CheckRunData = CheckRunListData['check_runs'][number];

@@ -7,7 +7,7 @@ export { installationOctokits, probotAppAuth, AppNotInstalledError, type GitHubA
 export { queueProbotOctokit } from './probot-octokit.js';
 export type { GitHubRequestRecorder } from './request-metrics.js';
 export { createGitHubOctokit, type GitHubOctokitOptions } from './octokit-factory.js';
-export type { BackOffTuning } from './back-off.js';
+export { fetchWithTimeout, type BackOffTuning } from './back-off.js';
 export type { GitHubClient, GitHubLog, OctokitFor } from './github-client.js';
 export { parseMergeCommitTitle } from './merge-commit-title.js';
 export { toPullRequestFacts, toMergeability } from './pull-request-facts.js';

@@ -1,7 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
-import { backOffOptions, retryLogging, type BackOffTuning } from './back-off.js';
+import { backOffOptions, fetchWithTimeout, retryLogging, type BackOffTuning } from './back-off.js';
 import type { GitHubClient, GitHubLog } from './github-client.js';
 
 export interface GitHubOctokitOptions extends BackOffTuning {
@@ -29,5 +29,6 @@ export function createGitHubOctokit(options: GitHubOctokitOptions): GitHubClient
     ...(auth !== undefined ? { auth } : {}),
     ...(authStrategy !== undefined ? { authStrategy: authStrategy as never } : {}),
     ...(baseUrl ? { baseUrl } : {}),
+    request: { fetch: fetchWithTimeout(tuning.requestTimeoutMs ?? 30_000) },
   });
 }

@@ -4,7 +4,7 @@ import type { PullRequestData } from './github-types.js';
 /** The fields of GitHub's pull request JSON the queue reads (REST answers and webhook payloads both have them). */
 export type PullRequestJson = Pick<
   PullRequestData,
-  'title' | 'user' | 'head' | 'base' | 'state' | 'draft' | 'merged' | 'mergeable' | 'mergeable_state' | 'html_url' | 'body'
+  'title' | 'user' | 'head' | 'base' | 'state' | 'draft' | 'merged' | 'mergeable' | 'mergeable_state' | 'html_url' | 'body' | 'rebaseable'
 >;
 
 /**
@@ -45,6 +45,8 @@ export function toPullRequestFacts(pr: PullRequestJson, readAt: Date): PullReque
     draft: pr.draft ?? false,
     merged: pr.merged ?? false,
     mergeability: toMergeability(pr),
+    // Only a definite "no" counts (null: GitHub is still working it out).
+    ...(pr.state === 'open' && pr.rebaseable === false ? { rebaseable: false } : {}),
     url: pr.html_url,
     ...(pr.body ? { body: pr.body } : {}),
     readAt,

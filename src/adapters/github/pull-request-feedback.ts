@@ -5,25 +5,34 @@ import type { CheckRunListData, IssueCommentData } from './github-types.js';
 import { checkRunExternalId, checkRunName, checkRunView, commentMarker, ejectionComment, type FeedbackContext } from './feedback-texts.js';
 
 /**
+ * The check run this process last wrote for a PR head, so the next update
+ * goes straight to it instead of listing the head's check runs first (one
+ * request per update saved). Bounded; a miss (a restart, another replica)
+ * costs the lookup, never a duplicate.
+ */
+export class CheckRunIds {
+  private readonly ids = new Map<string, { id: number; completed: boolean }>();
+  constructor(private readonly limit = 10_000) {}
+
+  get(key: string): { id: number; completed: boolean } | undefined {
+    return this.ids.get(key);
+  }
+
+  set(key: string, value: { id: number; completed: boolean }): void {
+    this.ids.delete(key);
+    this.ids.set(key, value);
+    if (this.ids.size > this.limit) this.ids.delete(this.ids.keys().next().value as string);
+  }
+}
+
+/**
  * Shows the PR's queue state as ONE check run on its head: found again by
  * name and external id and updated, so repeated reports never stack up runs.
  */
-export async function publishCheckRun(client: GitHubClient, update: PullRequestStatusUpdate, context: FeedbackContext, now: Date): Promise<void> {
+export async function publishCheckRun(client: GitHubClient, update: PullRequestStatusUpdate, context: FeedbackContext, now: Date, known?: CheckRunIds): Promise<void> {
   const name = checkRunName(update.targetBranch);
   const externalId = checkRunExternalId(update.targetBranch, update.prNumber);
-  const listed = await getData<CheckRunListData>(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
-    ...repoParams(update.repo),
-    ref: update.headSha,
-    check_name: name,
-    filter: 'latest',
-    per_page: 100,
-  });
   const view = checkRunView(update, context);
-  const existing = listed.check_runs
-    .filter((run) => run.external_id === externalId)
-    .reduce<(typeof listed.check_runs)[number] | undefined>((latest, run) => (!latest || run.id > latest.id ? run : latest), undefined);
-  // A completed check run cannot be reopened: a PR queued again on the same head gets a new one, which GitHub then shows.
-  const reusable = existing && (existing.status !== 'completed' || view.status === 'completed') ? existing : undefined;
   const body = {
     name,
     external_id: externalId,
@@ -31,11 +40,33 @@ export async function publishCheckRun(client: GitHubClient, update: PullRequestS
     ...(view.conclusion ? { conclusion: view.conclusion, completed_at: now.toISOString() } : {}),
     output: { title: view.title, summary: view.summary },
   };
+  const key = `${update.repo.owner}/${update.repo.name}:${update.headSha}:${externalId}`;
+  const remembered = known?.get(key);
+  if (remembered && (!remembered.completed || view.status === 'completed')) {
+    await client.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...repoParams(update.repo), check_run_id: remembered.id, ...body });
+    known?.set(key, { id: remembered.id, completed: view.status === 'completed' });
+    return;
+  }
+  const listed = await getData<CheckRunListData>(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+    ...repoParams(update.repo),
+    ref: update.headSha,
+    check_name: name,
+    filter: 'latest',
+    per_page: 100,
+  });
+  const existing = listed.check_runs
+    .filter((run) => run.external_id === externalId)
+    .reduce<(typeof listed.check_runs)[number] | undefined>((latest, run) => (!latest || run.id > latest.id ? run : latest), undefined);
+  // A completed check run cannot be reopened: a PR queued again on the same head gets a new one, which GitHub then shows.
+  const reusable = existing && (existing.status !== 'completed' || view.status === 'completed') ? existing : undefined;
+  let id: number;
   if (reusable) {
     await client.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...repoParams(update.repo), check_run_id: reusable.id, ...body });
+    id = reusable.id;
   } else {
-    await client.request('POST /repos/{owner}/{repo}/check-runs', { ...repoParams(update.repo), head_sha: update.headSha, ...body });
+    id = (await getData<{ id: number }>(client, 'POST /repos/{owner}/{repo}/check-runs', { ...repoParams(update.repo), head_sha: update.headSha, ...body })).id;
   }
+  known?.set(key, { id, completed: view.status === 'completed' });
 }
 
 /** Comments once on an ejection: a comment carrying this event's marker means it was already said. */

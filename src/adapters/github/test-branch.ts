@@ -1,81 +1,148 @@
 import type { RepoRef } from '../../domain/repo.js';
-import type { TestedHead } from '../../ports/git-host.js';
+import type { MergeMethod } from '../../domain/queue-config.js';
+import type { TestedHead, TestRunRequest } from '../../ports/git-host.js';
 import { failedWith, getData, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
-import type { GitCommitData, MergeCommitData, PullRequestListItem, RefData } from './github-types.js';
+import type { GitCommitData, MergeCommitData, PullRequestCommitData, PullRequestListItem, RefData } from './github-types.js';
+import { parseMergeCommitTitle } from './merge-commit-title.js';
 
 /** Where a run is built: one branch per run, so runs never share state. */
 export function testBranchName(targetBranch: string, runId: string): string {
   return `mq/${targetBranch}/${runId}`;
 }
 
-export function testMergeMessage(prNumber: number, targetBranch: string): string {
-  return `Merge #${prNumber} into the queue's test of ${targetBranch}`;
+/**
+ * Where the queue assembles its runs before testing them: a prefix CI does not
+ * watch (`mq/**` is the documented trigger), so assembling N commits starts no
+ * CI and the test branch appears once, at its final commit. One per queue,
+ * kept between runs (moved to each run's start, never deleted: a request saved
+ * per run); a queue's runs are built one at a time by the replica holding its lease.
+ */
+export function stagingBranchName(targetBranch: string): string {
+  return `mq-staging/${targetBranch}`;
+}
+
+/** The message of the commit that lands a PR; a `merge-commit-title:` line in its description wins. */
+export function landingMessage(head: TestedHead, method: MergeMethod): string {
+  const chosen = head.body ? parseMergeCommitTitle(head.body) : null;
+  const title = head.title ?? `#${head.prNumber}`;
+  if (method === 'merge_commit') return `${chosen ?? `Merge pull request #${head.prNumber}`}\n\n${title}`;
+  return chosen ?? `${title} (#${head.prNumber})`;
 }
 
 export type BuiltTestBranch = { ok: true; sha: string } | { ok: false; conflictWith: number };
 
 /**
- * Builds `branch` as base + each head merged in order, through the Git API
- * (no clone). Safe to repeat: a branch left by an earlier attempt of the same
- * run is kept when it is already exactly base + heads (so CI does not start
- * over), and otherwise reset to the base and built again.
+ * Builds `branch` as base + each head, through the Git API (no clone), made of
+ * the very commits that will land: a merge commit per PR (merge_commit), one
+ * squashed commit per PR (squash), or each PR commit replayed (rebase). Landing
+ * is then a fast-forward to the tested commit, so what lands is what was tested.
+ * Assembled on a staging branch; the test branch is created once, at the end,
+ * so CI runs once per run. Safe to repeat: a test branch that exists already
+ * is the finished build of this run (run ids are never reused), and it is
+ * kept as it is, so CI does not start over.
  */
-export async function buildTestBranch(
+export async function buildTestBranch(client: GitHubClient, repo: RepoRef, branch: string, request: TestRunRequest): Promise<BuiltTestBranch> {
+  const start = request.buildOn ?? { sha: request.baseSha, heads: 0 };
+  const staging = stagingBranchName(request.targetBranch);
+  await pointBranch(client, repo, staging, start.sha);
+  let tip = start.sha;
+  for (const head of request.heads.slice(start.heads)) {
+    const built = await applyHead(client, repo, staging, tip, head, request.mergeMethod);
+    if (built === null) return { ok: false, conflictWith: head.prNumber };
+    tip = built;
+  }
+  return { ok: true, sha: await createOrKeep(client, repo, branch, tip) };
+}
+
+/** Applies one PR on top of `tip` (the staging branch's head); the new tip, or null on a conflict. */
+async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, tip: string, head: TestedHead, method: MergeMethod): Promise<string | null> {
+  if (method === 'rebase') {
+    const commits = await getData<PullRequestCommitData[]>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/commits', { ...repoParams(repo), pull_number: head.prNumber, per_page: 250 });
+    let replayed = tip;
+    for (const commit of commits) {
+      const merged = await mergeInto(client, repo, staging, commit.sha, `replay ${commit.sha}`);
+      if (merged === 'conflict') return null;
+      if (merged === 'contained') continue;
+      replayed = await singleParentCommit(client, repo, staging, merged.tree, replayed, commit.commit.message, commit.commit.author ?? undefined);
+    }
+    return replayed;
+  }
+  const merged = await mergeInto(client, repo, staging, head.headSha, landingMessage(head, 'merge_commit'));
+  if (merged === 'conflict') return null;
+  if (merged === 'contained') return tip;
+  if (method === 'merge_commit') return merged.sha;
+  return singleParentCommit(client, repo, staging, merged.tree, tip, landingMessage(head, 'squash'));
+}
+
+type Merged = { sha: string; tree: string } | 'contained' | 'conflict';
+
+/** The merges API: a merge commit of `head` onto the branch. */
+async function mergeInto(client: GitHubClient, repo: RepoRef, branch: string, head: string, message: string): Promise<Merged> {
+  try {
+    const response = await client.request('POST /repos/{owner}/{repo}/merges', { ...repoParams(repo), base: branch, head, commit_message: message });
+    // 204: the head is already in the branch (nothing to merge).
+    if (response.status !== 201) return 'contained';
+    const data = response.data as MergeCommitData;
+    return { sha: data.sha, tree: data.commit.tree.sha };
+  } catch (error) {
+    if (failedWith(error, 409)) return 'conflict';
+    throw error;
+  }
+}
+
+/** A commit with the merged tree and one parent (a squash, or a replayed commit); the staging branch moves to it. */
+async function singleParentCommit(
   client: GitHubClient,
   repo: RepoRef,
-  branch: string,
-  targetBranch: string,
-  baseSha: string,
-  heads: TestedHead[],
-): Promise<BuiltTestBranch> {
-  const existing = await createRef(client, repo, branch, baseSha);
-  if (existing !== null) {
-    if (await isBuiltFrom(client, repo, existing, baseSha, heads)) return { ok: true, sha: existing };
-    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}`, sha: baseSha, force: true });
-  }
-  let tip = baseSha;
-  for (const head of heads) {
-    try {
-      const response = await client.request('POST /repos/{owner}/{repo}/merges', {
-        ...repoParams(repo),
-        base: branch,
-        head: head.headSha,
-        commit_message: testMergeMessage(head.prNumber, targetBranch),
-      });
-      // 204: the head is already in the branch (nothing to merge), so the tip stays.
-      if (response.status === 201) tip = (response.data as MergeCommitData).sha;
-    } catch (error) {
-      if (failedWith(error, 409)) return { ok: false, conflictWith: head.prNumber };
-      throw error;
-    }
-  }
-  return { ok: true, sha: tip };
+  staging: string,
+  tree: string,
+  parent: string,
+  message: string,
+  author?: { name?: string; email?: string; date?: string },
+): Promise<string> {
+  const commit = await getData<GitCommitData>(client, 'POST /repos/{owner}/{repo}/git/commits', {
+    ...repoParams(repo),
+    message,
+    tree,
+    parents: [parent],
+    ...(author?.name && author.email ? { author: { name: author.name, email: author.email, ...(author.date ? { date: author.date } : {}) } } : {}),
+  });
+  await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${staging}`, sha: commit.sha, force: true });
+  return commit.sha;
 }
 
-/** Creates the branch at `sha`; when it already exists, returns where it points instead. */
-async function createRef(client: GitHubClient, repo: RepoRef, branch: string, sha: string): Promise<string | null> {
+/** Moves the branch to `sha` (it usually exists: one request), creating it the first time. */
+async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, sha: string): Promise<void> {
+  try {
+    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}`, sha, force: true });
+  } catch (error) {
+    // 422 "Reference does not exist" (also "no such commit": then the create fails too, and says so).
+    if (!failedWith(error, 404, 422)) throw error;
+    await client.request('POST /repos/{owner}/{repo}/git/refs', { ...repoParams(repo), ref: `refs/heads/${branch}`, sha });
+  }
+}
+
+/** Creates the branch at `sha`; when it exists (an earlier attempt finished), where it points. */
+async function createOrKeep(client: GitHubClient, repo: RepoRef, branch: string, sha: string): Promise<string> {
   try {
     await client.request('POST /repos/{owner}/{repo}/git/refs', { ...repoParams(repo), ref: `refs/heads/${branch}`, sha });
-    return null;
+    return sha;
   } catch (error) {
-    // 422 is also "no such commit": only an existing branch makes it a repeat.
     if (!failedWith(error, 422)) throw error;
-    const head = await readBranch(client, repo, branch);
-    if (head === null) throw error;
-    return head;
+    const existing = await readBranch(client, repo, branch);
+    if (existing === null) throw error;
+    return existing;
   }
 }
 
-/** Whether `tip` is base + heads as this module merges them: each commit's parents are (previous, head). */
-async function isBuiltFrom(client: GitHubClient, repo: RepoRef, tip: string, baseSha: string, heads: TestedHead[]): Promise<boolean> {
-  let sha = tip;
-  for (const head of [...heads].reverse()) {
-    const commit = await getData<GitCommitData>(client, 'GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { ...repoParams(repo), commit_sha: sha });
-    const [previous, merged] = commit.parents;
-    if (commit.parents.length !== 2 || !previous || merged?.sha !== head.headSha) return false;
-    sha = previous.sha;
+/** Deletes a branch; one already gone is fine. */
+async function deleteRef(client: GitHubClient, repo: RepoRef, branch: string): Promise<void> {
+  try {
+    await client.request('DELETE /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}` });
+  } catch (error) {
+    // GitHub answers 422 "Reference does not exist" (sometimes 404) for a branch already gone.
+    if (!failedWith(error, 404, 422)) throw error;
   }
-  return sha === baseSha;
 }
 
 /** Where a branch points, or null when there is no such branch. */
@@ -120,19 +187,14 @@ export async function openTestPullRequest(
  * restart forgets what was opened), then deletes the branch. Both are no-ops
  * when already done, so every ending of a run can call it.
  */
-export async function deleteTestBranch(client: GitHubClient, repo: RepoRef, branch: string): Promise<void> {
-  const open = await getData<PullRequestListItem[]>(client, 'GET /repos/{owner}/{repo}/pulls', {
-    ...repoParams(repo),
-    head: `${repo.owner}:${branch}`,
-    state: 'open',
-  });
+export async function deleteTestBranch(client: GitHubClient, repo: RepoRef, branch: string, options: { closeDraftPullRequest?: boolean } = {}): Promise<void> {
+  // Only queues that open draft PRs for their test branches have one to close (a request saved per run otherwise).
+  const open =
+    options.closeDraftPullRequest === false
+      ? []
+      : await getData<PullRequestListItem[]>(client, 'GET /repos/{owner}/{repo}/pulls', { ...repoParams(repo), head: `${repo.owner}:${branch}`, state: 'open' });
   for (const pr of open) {
     await client.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: pr.number, state: 'closed' });
   }
-  try {
-    await client.request('DELETE /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}` });
-  } catch (error) {
-    // GitHub answers 422 "Reference does not exist" (sometimes 404) for a branch already gone.
-    if (!failedWith(error, 404, 422)) throw error;
-  }
+  await deleteRef(client, repo, branch);
 }

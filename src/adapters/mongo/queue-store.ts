@@ -19,6 +19,7 @@ type Doc = {
   requestedState: RequestedQueueState;
   modeSwitchStartedAt?: Date | null;
   hostOutage?: HostOutage | null;
+  landingBlocked?: HostOutage | null;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -33,6 +34,7 @@ function toRecord(doc: Doc): QueueRecord {
     requestedState: doc.requestedState,
     modeSwitchStartedAt: doc.modeSwitchStartedAt ?? null,
     hostOutage: doc.hostOutage?.since ? { since: doc.hostOutage.since, message: doc.hostOutage.message } : null,
+    landingBlocked: doc.landingBlocked?.since ? { since: doc.landingBlocked.since, message: doc.landingBlocked.message } : null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -87,6 +89,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       if (change.requestedState) set.requestedState = change.requestedState;
       if (change.modeSwitchStartedAt !== undefined) set.modeSwitchStartedAt = change.modeSwitchStartedAt;
       if (change.hostOutage !== undefined) set.hostOutage = change.hostOutage;
+      if (change.landingBlocked !== undefined) set.landingBlocked = change.landingBlocked;
       const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
       await Queues.updateOne({ _id }, update);
       const doc = await Queues.findById(_id).lean<Doc>();

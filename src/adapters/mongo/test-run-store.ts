@@ -75,9 +75,20 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       const doc = await Runs.findOne({ testBranchSha: String(testBranchSha), status: 'in_progress' }).lean<Doc>();
       return doc ? toRecord(doc) : null;
     },
+    async latestFinished(queueId) {
+      const doc = await Runs.findOne({ queueId: queueObjectId(queueId), finishedAt: { $ne: null } }).sort({ finishedAt: -1, _id: -1 }).lean<Doc>();
+      return doc ? toRecord(doc) : null;
+    },
+    async testedCommit(queueId, sha) {
+      return (await Runs.exists({ queueId: queueObjectId(queueId), testBranchSha: String(sha) })) !== null;
+    },
     async listInProgress() {
       const docs = await Runs.find({ status: 'in_progress' }).lean<Doc[]>();
       return docs.map(toRecord);
+    },
+    async listBuiltOn(queueId, baseSha) {
+      const docs = await Runs.find({ queueId: queueObjectId(queueId), baseSha: String(baseSha), status: { $in: ['in_progress', 'succeeded'] } }).lean<Doc[]>();
+      return docs.map(toRecord).filter((run) => run.testBranchSha !== null);
     },
     async countInProgress(queueId) {
       return Runs.countDocuments({ queueId: queueObjectId(queueId), status: 'in_progress' });

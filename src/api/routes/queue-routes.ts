@@ -24,7 +24,7 @@ export function queueRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       handler: async (request, reply) => {
         const found = await findQueue(deps.stores, request.body.repo, request.body.targetBranch);
         if (!found.ok) return sendFailure(reply, found.failure);
-        return renderQueue(deps.stores, found.value);
+        return renderQueue(deps.stores, found.value, deps.enqueuedCache);
       },
     });
 

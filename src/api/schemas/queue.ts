@@ -64,8 +64,10 @@ export const queueView = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   problems: z
-    .array(z.object({ kind: z.literal('host_unavailable'), since: z.string(), message: z.string() }))
-    .describe('What keeps the queue from moving that is not a PR\'s fault (empty when nothing): the repository host failing, its actions retried with back-off.'),
+    .array(z.object({ kind: z.enum(['host_unavailable', 'landing_blocked', 'checks_never_reported']), since: z.string(), message: z.string() }))
+    .describe(
+      'What keeps the queue from moving that is not a PR\'s fault (empty when nothing): `host_unavailable`, the repository host failing (its actions retried with back-off); `landing_blocked`, the host refusing to land passed runs for a reason no PR caused (the message says the fix; any updateQueue resumes landing); `checks_never_reported`, the last test run got no result from its required checks in time (usually CI not running on `mq/**`).',
+    ),
   enqueuedPullRequests: z.array(pullRequestView),
 });
 export type QueueView = z.infer<typeof queueView>;

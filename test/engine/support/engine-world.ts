@@ -78,6 +78,7 @@ export class World {
   private shaContent = new Map<string, Content>([['root0', { root: 'root0', heads: [] }]]);
   branch = { sha: 'root0', content: { root: 'root0', heads: [] } as Content };
   private mergeInFlight: Extract<EngineAction, { type: 'merge' }> | null = null;
+  private refusals = 0;
   private concluded = new Map<string, string>();
   private counter = 0;
 
@@ -213,7 +214,17 @@ export class World {
         const merge = this.mergeInFlight;
         if (!merge) return;
         this.mergeInFlight = null;
-        if (!c.ok) return this.send({ type: 'merge_finished', runId: merge.runId, ok: false, reason: 'merge_failed' });
+        if (!c.ok) {
+          // The host's refusals in turn: the branch moved, a PR refused (it alone fails), landing blocked (until a config change).
+          const kind = this.refusals++ % 3;
+          if (kind === 0) {
+            this.send({ type: 'merge_finished', runId: merge.runId, ok: false, reason: 'base_moved' });
+            // The runner then reads the real head (read_base_head).
+            return this.send({ type: 'base_moved', sha: this.branch.sha });
+          }
+          if (kind === 1 && merge.entryIds[0]) return this.send({ type: 'merge_finished', runId: merge.runId, ok: false, reason: 'refused', entryId: merge.entryIds[0], message: 'refused' });
+          return this.send({ type: 'merge_finished', runId: merge.runId, ok: false, reason: 'blocked', message: 'blocked' });
+        }
         const tested = this.passed.get(merge.runId) as Content;
         const newHeads = tested.heads.filter((h) => !this.branch.content.heads.includes(h));
         const sha = `m${++this.counter}`;

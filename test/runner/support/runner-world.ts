@@ -86,7 +86,7 @@ class Truth implements GitHost {
     if (request.heads.some((h) => this.closed.has(h.prNumber))) return { ok: false as const, reason: 'pr_closed' as const };
     if (this.refuseNextMerge) {
       this.refuseNextMerge = false;
-      return { ok: false as const, reason: 'merge_failed' as const };
+      return { ok: false as const, reason: 'blocked' as const, message: 'refused' };
     }
     const content = tested as Token[];
     const newHeads = content.filter((t) => !this.branch.content.includes(t));

@@ -34,7 +34,12 @@ export interface ProtectionOptions {
   requiredChecks?: Array<string | RequiredCheck>;
   strict?: boolean;
   requiredApprovals?: number;
+  /** Logins (an App's `<slug>[bot]`) allowed to push without a pull request. */
+  bypassPullRequests?: string[];
   allowForcePushes?: boolean;
+  requiredLinearHistory?: boolean;
+  /** "Restrict who can push": only these logins may. */
+  pushAllowances?: string[];
 }
 
 export interface RulesetOptions {
@@ -49,6 +54,8 @@ export interface RulesetOptions {
   allowedMergeMethods?: MergeMethod[];
   /** Further rules in GitHub's own shape. */
   rules?: RulesetRule[];
+  /** Logins allowed to push without a pull request (the ruleset's bypass actors). */
+  bypassLogins?: string[];
 }
 
 /** Test helpers for one repository. `sender`/`user` default to the PR author or the owner. */
@@ -97,7 +104,7 @@ export class FakeRepo {
   }
 
   /** Opens a PR; without an existing `head` branch, one is made from the base with `commits` (1) new changes. Returns its number. */
-  openPullRequest(options: { title?: string; body?: string | null; user?: string; head?: string; base?: string; draft?: boolean; labels?: string[]; commits?: number } = {}): number {
+  openPullRequest(options: { title?: string; body?: string | null; user?: string; head?: string; base?: string; draft?: boolean; labels?: string[]; commits?: number; fromFork?: boolean } = {}): number {
     return this.fake.state.openPull(this.r, options).number;
   }
 
@@ -188,6 +195,11 @@ export class FakeRepo {
     pr.mergeableOverride = mergeable === undefined ? undefined : { mergeable, mergeableState: mergeableState ?? (mergeable === null ? 'unknown' : mergeable ? 'clean' : 'dirty') };
   }
 
+  /** What GitHub answers for `rebaseable` (undefined: the same as `mergeable`). */
+  setRebaseable(number: number, rebaseable: boolean | undefined): void {
+    this.fake.state.pull(this.r, number).rebaseableOverride = rebaseable;
+  }
+
   /** The next `reads` GETs of the PR answer `mergeable: null`, as while GitHub computes it. */
   mergeableUnknownFor(number: number, reads: number): void {
     this.fake.state.pull(this.r, number).unknownReads = reads;
@@ -198,8 +210,16 @@ export class FakeRepo {
     this.r.protection.set(branch, {
       requiredStatusChecks: options.requiredChecks ? { strict: options.strict ?? false, checks } : undefined,
       requiredApprovingReviewCount: options.requiredApprovals,
+      bypassPullRequests: options.bypassPullRequests,
       allowForcePushes: options.allowForcePushes,
+      requiredLinearHistory: options.requiredLinearHistory,
+      pushAllowances: options.pushAllowances,
     });
+  }
+
+  /** The repository's merge button settings; unnamed methods keep theirs. */
+  allowMergeMethods(methods: Partial<{ merge: boolean; squash: boolean; rebase: boolean }>): void {
+    Object.assign(this.r.allowedMergeMethods, methods);
   }
 
   unprotectBranch(branch: string): void {
@@ -232,7 +252,7 @@ export class FakeRepo {
       });
     }
     const id = this.fake.state.nextId();
-    this.r.rulesets.push({ id, name: options.name ?? `ruleset-${id}`, enforcement: options.enforcement ?? 'active', include: options.include ?? ['~DEFAULT_BRANCH'], exclude: options.exclude ?? [], rules });
+    this.r.rulesets.push({ id, name: options.name ?? `ruleset-${id}`, enforcement: options.enforcement ?? 'active', include: options.include ?? ['~DEFAULT_BRANCH'], exclude: options.exclude ?? [], rules, bypassLogins: options.bypassLogins ?? [] });
     return id;
   }
 

@@ -39,6 +39,10 @@ export interface FakeGitHubOptions {
   defaultPermission?: Permission;
   /** Refuse merges and pushes that branch protection / rulesets would refuse. Default true. */
   enforceBranchProtection?: boolean;
+  /** Reads of each open PR answering `mergeable: null` after a push to its base, as GitHub recomputes. Default 1. */
+  mergeableUnknownAfterBasePush?: number;
+  /** For this long (ms) after a push to a branch, PUT pulls/{n}/merge into it answers 405 "Base branch was modified". Default 1000. */
+  baseModifiedWindowMs?: number;
   /** Accept any non-`ghs_` token as a personal token of `personalTokenLogin`. Default true. */
   allowPersonalTokens?: boolean;
   personalTokenLogin?: string;
@@ -93,6 +97,8 @@ export class FakeGitHub {
       now: options.now,
       app: this.app,
       ciApp: this.ciApp,
+      mergeableUnknownAfterBasePush: options.mergeableUnknownAfterBasePush ?? 1,
+      baseModifiedWindowMs: options.baseModifiedWindowMs ?? 1_000,
       defaultPermission: options.defaultPermission ?? 'read',
       enforceBranchProtection: options.enforceBranchProtection ?? true,
     });

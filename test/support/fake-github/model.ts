@@ -40,8 +40,15 @@ export interface RequiredCheck {
 
 export interface BranchProtection {
   requiredStatusChecks?: { strict: boolean; checks: RequiredCheck[] };
+  /** Set: "Require a pull request before merging" is on (direct pushes are refused). */
   requiredApprovingReviewCount?: number;
+  /** Logins (an App's `<slug>[bot]`) that may bypass the pull request requirement. */
+  bypassPullRequests?: string[];
   allowForcePushes?: boolean;
+  /** "Require linear history": no merge commits may land. */
+  requiredLinearHistory?: boolean;
+  /** "Restrict who can push": only these logins (an App's `<slug>[bot]`) may. */
+  pushAllowances?: string[];
 }
 
 /** A ruleset rule in GitHub's own JSON shape, e.g. `{ type: 'required_status_checks', parameters: {...} }`. */
@@ -58,6 +65,8 @@ export interface Ruleset {
   include: string[];
   exclude: string[];
   rules: RulesetRule[];
+  /** Logins on the ruleset's bypass list (an App's `<slug>[bot]`). */
+  bypassLogins: string[];
 }
 
 export interface Label {
@@ -97,6 +106,10 @@ export interface PullRequest {
   reviews: Review[];
   /** Test-set mergeability; undefined: computed from content and conflicts. */
   mergeableOverride?: { mergeable: boolean | null; mergeableState: string };
+  /** Test-set `rebaseable` (a rebase would conflict commit by commit though a merge would not); undefined: as mergeable. */
+  rebaseableOverride?: boolean;
+  /** Opened from a fork: GitHub's check payloads for its head then list no pull requests. */
+  fromFork: boolean;
   /** GETs left that answer `mergeable: null` (GitHub still computing). */
   unknownReads: number;
   /** Pushes so far, to name this PR's changes `#<n>.<k>`. */
@@ -163,6 +176,8 @@ export interface Repo {
   private: boolean;
   createdAt: string;
   deleteBranchOnMerge: boolean;
+  /** The repository's merge button settings (allow_merge_commit, allow_squash_merge, allow_rebase_merge). */
+  allowedMergeMethods: { merge: boolean; squash: boolean; rebase: boolean };
   /** `refs/heads/<branch>` (and tags) to sha. */
   refs: Map<string, Sha>;
   changes: Map<string, Change>;

@@ -13,6 +13,12 @@ export interface BranchRequirements {
   strict: boolean;
   approvals: number;
   allowedMergeMethods?: string[];
+  /** Pushes need a pull request (classic protection's reviews, a ruleset's pull_request rule)... */
+  pullRequestRequired: boolean;
+  /** No merge commits (classic "Require linear history", or a ruleset's required_linear_history rule). */
+  linearHistory: boolean;
+  /** ...except from these logins. */
+  bypassPullRequests: string[];
   sources: Array<'branch_protection' | 'ruleset'>;
 }
 
@@ -31,8 +37,13 @@ export function rulesetApplies(repo: Repo, ruleset: Ruleset, branch: string): bo
 }
 
 export function requirementsFor(repo: Repo, branch: string): BranchRequirements {
-  const out: BranchRequirements = { checks: [], strict: false, approvals: 0, sources: [] };
+  const out: BranchRequirements = { checks: [], strict: false, approvals: 0, pullRequestRequired: false, linearHistory: false, bypassPullRequests: [], sources: [] };
   const protection = repo.protection.get(branch);
+  out.linearHistory = protection?.requiredLinearHistory ?? false;
+  if (protection?.requiredApprovingReviewCount !== undefined) {
+    out.pullRequestRequired = true;
+    out.bypassPullRequests.push(...(protection.bypassPullRequests ?? []));
+  }
   if (protection?.requiredStatusChecks) {
     out.checks.push(...protection.requiredStatusChecks.checks);
     out.strict ||= protection.requiredStatusChecks.strict;
@@ -43,12 +54,15 @@ export function requirementsFor(repo: Repo, branch: string): BranchRequirements 
     if (!rulesetApplies(repo, ruleset, branch)) continue;
     for (const rule of ruleset.rules) {
       const p = rule.parameters ?? {};
+      if (rule.type === 'required_linear_history') out.linearHistory = true;
       if (rule.type === 'required_status_checks') {
         const checks = (p.required_status_checks ?? []) as Array<{ context: string; integration_id?: number }>;
         out.checks.push(...checks.map((c) => ({ context: c.context, appId: c.integration_id ?? null })));
         out.strict ||= p.strict_required_status_checks_policy === true;
         if (!out.sources.includes('ruleset')) out.sources.push('ruleset');
       } else if (rule.type === 'pull_request') {
+        out.pullRequestRequired = true;
+        out.bypassPullRequests.push(...ruleset.bypassLogins);
         out.approvals = Math.max(out.approvals, Number(p.required_approving_review_count ?? 0));
         if (Array.isArray(p.allowed_merge_methods)) out.allowedMergeMethods = p.allowed_merge_methods as string[];
       }

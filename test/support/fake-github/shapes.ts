@@ -1,6 +1,6 @@
 import { treeSha } from './git.js';
 import { requirementsFor, rulesetApplies } from './protection.js';
-import type { App, CheckRun, Commit, CommitStatus, Installation, IssueComment, Label, PullRequest, Repo, Review, Sha } from './model.js';
+import type { App, CheckRun, Commit, CommitStatus, Installation, IssueComment, Label, PullRequest, Repo, Review, Ruleset, Sha } from './model.js';
 import type { FakeState } from './state.js';
 
 /**
@@ -68,9 +68,9 @@ export class Shapes {
       updated_at: repo.createdAt,
       pushed_at: repo.createdAt,
       delete_branch_on_merge: repo.deleteBranchOnMerge,
-      allow_merge_commit: true,
-      allow_squash_merge: true,
-      allow_rebase_merge: true,
+      allow_merge_commit: repo.allowedMergeMethods.merge,
+      allow_squash_merge: repo.allowedMergeMethods.squash,
+      allow_rebase_merge: repo.allowedMergeMethods.rebase,
       archived: false,
       disabled: false,
     };
@@ -150,7 +150,7 @@ export class Shapes {
       draft: pr.draft,
       merged: pr.merged,
       mergeable: mergeability.mergeable,
-      rebaseable: mergeability.mergeable,
+      rebaseable: pr.rebaseableOverride ?? mergeability.mergeable,
       mergeable_state: mergeability.mergeableState,
       merged_by: pr.mergedBy ? this.user(pr.mergedBy) : null,
       comments: repo.comments.filter((c) => c.issueNumber === pr.number).length,
@@ -312,7 +312,7 @@ export class Shapes {
       check_suite: { id: run.checkSuiteId },
       app: app ? this.app(app) : null,
       // GitHub lists the open PRs (same repository) whose head is this commit.
-      pull_requests: [...repo.pulls.values()].filter((p) => p.state === 'open' && p.headSha === run.headSha).map((p) => this.pullMinimal(repo, p)),
+      pull_requests: [...repo.pulls.values()].filter((p) => p.state === 'open' && !p.fromFork && p.headSha === run.headSha).map((p) => this.pullMinimal(repo, p)),
     };
   }
 
@@ -387,9 +387,47 @@ export class Shapes {
       enabled: true,
       ...(p?.requiredStatusChecks ? { required_status_checks: { enforcement_level: 'non_admins', ...this.requiredStatusChecks(repo, branch) } } : {}),
       ...(p?.requiredApprovingReviewCount !== undefined
-        ? { required_pull_request_reviews: { url: `${url}/required_pull_request_reviews`, required_approving_review_count: p.requiredApprovingReviewCount, dismiss_stale_reviews: false, require_code_owner_reviews: false } }
+        ? {
+            required_pull_request_reviews: {
+              url: `${url}/required_pull_request_reviews`,
+              required_approving_review_count: p.requiredApprovingReviewCount,
+              dismiss_stale_reviews: false,
+              require_code_owner_reviews: false,
+              bypass_pull_request_allowances: this.allowances(p.bypassPullRequests ?? []),
+            },
+          }
         : {}),
+      ...(p?.pushAllowances
+        ? { restrictions: { url: `${url}/restrictions`, users_url: `${url}/restrictions/users`, teams_url: `${url}/restrictions/teams`, apps_url: `${url}/restrictions/apps`, ...this.allowances(p.pushAllowances) } }
+        : {}),
+      required_linear_history: { enabled: p?.requiredLinearHistory ?? false },
       allow_force_pushes: { enabled: p?.allowForcePushes ?? false },
+    };
+  }
+
+  /** Users and apps (logins `<slug>[bot]`) of a bypass or push allowance list. */
+  private allowances(logins: string[]): Obj {
+    const apps = [...this.state.apps.values()].filter((app) => logins.includes(`${app.slug}[bot]`));
+    // Protection's schema wants a string description where the app endpoint allows null.
+    return { users: logins.filter((l) => !l.endsWith('[bot]')).map((l) => this.user(l)), teams: [], apps: apps.map((app) => ({ ...this.app(app), description: '' })) };
+  }
+
+  /** GET rulesets/{id}, as the caller (`actor`) sees it. */
+  ruleset(repo: Repo, ruleset: Ruleset, actor: string): Obj {
+    return {
+      id: ruleset.id,
+      name: ruleset.name,
+      target: 'branch',
+      source_type: 'Repository',
+      source: repo.fullName,
+      enforcement: ruleset.enforcement,
+      bypass_actors: [],
+      current_user_can_bypass: ruleset.bypassLogins.includes(actor) ? 'always' : 'never',
+      conditions: { ref_name: { include: ruleset.include, exclude: ruleset.exclude } },
+      rules: ruleset.rules,
+      node_id: this.nodeId('RepositoryRuleset', ruleset.id),
+      created_at: repo.createdAt,
+      updated_at: repo.createdAt,
     };
   }
 

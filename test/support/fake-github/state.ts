@@ -43,6 +43,10 @@ export interface FakeStateOptions {
   /** What a user who is neither owner nor listed collaborator gets. */
   defaultPermission: Permission;
   enforceBranchProtection: boolean;
+  /** After every push to a branch, its open PRs answer `mergeable: null` to this many reads (GitHub recomputing). */
+  mergeableUnknownAfterBasePush: number;
+  /** For this long after a push to a branch, merging a PR into it answers 405 "Base branch was modified". */
+  baseModifiedWindowMs: number;
 }
 
 export interface UserRecord {
@@ -66,6 +70,8 @@ export class FakeState {
   readonly events: FakeEvent[] = [];
   private listeners: Array<(event: FakeEvent) => void> = [];
   private idCounter = 1000;
+  /** When each ref last moved (wall clock), for GitHub's "Base branch was modified" window. */
+  private readonly refUpdatedAt = new Map<string, number>();
   private checkSuites = new Map<string, number>();
 
   constructor(readonly options: FakeStateOptions) {
@@ -145,6 +151,7 @@ export class FakeState {
       private: options.private ?? true,
       createdAt: this.now(),
       deleteBranchOnMerge: options.deleteBranchOnMerge ?? false,
+      allowedMergeMethods: { merge: true, squash: true, rebase: true },
       refs: new Map(),
       changes: new Map(),
       conflicts: new Set(),
@@ -229,6 +236,7 @@ export class FakeState {
     const before = repo.refs.get(ref);
     if (before === sha) return;
     repo.refs.set(ref, sha);
+    this.refUpdatedAt.set(`${repo.fullName}:${ref}`, Date.now());
     const forced = before !== undefined && !isAncestor(this.commits, before, sha);
     if (before === undefined) this.emit({ name: 'create', repo: repo.fullName, ref, sender });
     this.emit({ name: 'push', repo: repo.fullName, ref, before: before ?? '0'.repeat(40), after: sha, created: before === undefined, deleted: false, forced, sender });
@@ -243,8 +251,16 @@ export class FakeState {
         this.emit({ name: 'pull_request', action: 'synchronize', repo: repo.fullName, number: pr.number, sender, extra: { before: previous, after: sha } });
       } else if (pr.baseRef === branch && isAncestor(this.commits, pr.headSha, sha)) {
         this.markMerged(repo, pr, sha, sender);
+      } else if (pr.baseRef === branch) {
+        // GitHub recomputes every open PR's mergeability in the background after a push to its base.
+        pr.unknownReads = Math.max(pr.unknownReads, this.options.mergeableUnknownAfterBasePush);
       }
     }
+  }
+
+  /** When the branch last moved (wall-clock ms), or undefined. */
+  lastBranchUpdate(repo: Repo, branch: string): number | undefined {
+    return this.refUpdatedAt.get(`${repo.fullName}:refs/heads/${branch}`);
   }
 
   deleteRef(repo: Repo, ref: string, sender: string): void {
@@ -283,7 +299,7 @@ export class FakeState {
 
   openPull(
     repo: Repo,
-    options: { title?: string; body?: string | null; user?: string; head?: string; base?: string; draft?: boolean; labels?: string[]; commits?: number },
+    options: { title?: string; body?: string | null; user?: string; head?: string; base?: string; draft?: boolean; labels?: string[]; commits?: number; fromFork?: boolean },
   ): PullRequest {
     const number = repo.nextNumber++;
     const base = options.base ?? repo.defaultBranch;
@@ -329,6 +345,7 @@ export class FakeState {
       reviews: [],
       unknownReads: 0,
       pushes: options.commits ?? 1,
+      fromFork: options.fromFork ?? false,
     };
     repo.pulls.set(number, pr);
     this.emit({ name: 'pull_request', action: 'opened', repo: repo.fullName, number, sender: user });
@@ -398,6 +415,7 @@ export class FakeState {
     if (!result.ok || pr.mergeableOverride?.mergeable === false) throw new GitHubError(405, 'Pull Request is not mergeable');
     const method = options.method ?? 'merge';
     const requirements = requirementsFor(repo, pr.baseRef);
+    if (!repo.allowedMergeMethods[method]) throw new GitHubError(405, `${method === 'merge' ? 'Merge commits are' : method === 'squash' ? 'Squash merges are' : 'Rebase merges are'} not allowed on this repository.`);
     if (this.options.enforceBranchProtection) {
       if (requirements.allowedMergeMethods && !requirements.allowedMergeMethods.includes(method)) throw new GitHubError(405, `Merge method ${method} is not allowed on this repository`);
       const unmet = unmetChecks(this, repo, pr.headSha, requirements);
@@ -658,18 +676,29 @@ export class FakeState {
     const result = mergeTrees(repo, this.getCommit(baseSha).tree, this.getCommit(headSha).tree);
     if (!result.ok) throw new GitHubError(409, 'Merge Conflict');
     const commit = this.commit(repo, { parents: [baseSha, headSha], tree: result.tree, message: message ?? `Merge ${head} into ${base}`, author: sender });
-    this.guardProtectedUpdate(repo, base, commit.sha, false, 409);
+    this.guardProtectedUpdate(repo, base, commit.sha, false, sender, 409);
     this.setRef(repo, `refs/heads/${base}`, commit.sha, sender);
     return commit;
   }
 
   /** What a protected branch refuses (force pushes, commits lacking required checks). */
-  guardProtectedUpdate(repo: Repo, branch: string, sha: Sha, forced: boolean, status = 422): void {
+  guardProtectedUpdate(repo: Repo, branch: string, sha: Sha, forced: boolean, actor: string, status = 422): void {
     if (!this.options.enforceBranchProtection) return;
     const protection = repo.protection.get(branch);
     const requirements = requirementsFor(repo, branch);
-    if (!protection && requirements.sources.length === 0) return;
+    if (!protection && requirements.sources.length === 0 && !requirements.pullRequestRequired) return;
     if (forced && protection && !protection.allowForcePushes) throw new GitHubError(status, 'Cannot force-push to this branch');
+    // "Require a pull request before merging": a push lands only for those allowed to bypass it.
+    if (requirements.pullRequestRequired && !requirements.bypassPullRequests.includes(actor)) {
+      throw new GitHubError(status, `Protected branch update failed for refs/heads/${branch}: Changes must be made through a pull request.`);
+    }
+    if (protection?.pushAllowances && !protection.pushAllowances.includes(actor)) {
+      throw new GitHubError(status, `Protected branch update failed for refs/heads/${branch}: You're not authorized to push to this branch.`);
+    }
+    const before = this.branchHead(repo, branch);
+    if (requirements.linearHistory && before && commitsBetween(this.commits, before, sha).some((c) => c.parents.length > 1)) {
+      throw new GitHubError(status, `Protected branch update failed for refs/heads/${branch}: This branch must not contain merge commits.`);
+    }
     const unmet = unmetChecks(this, repo, sha, requirements);
     if (unmet) throw new GitHubError(status, `Protected branch update failed for refs/heads/${branch}: ${unmet}`);
   }

@@ -8,7 +8,9 @@ import { deepMerge, deliver, findExample, type Delivery, type Payload, type Webh
  * Webhooks from the fake's own state. Every change (through the API or a test
  * helper) emits an event; its payload is built at that moment, on top of GitHub's
  * example for that event and action, so it carries both the real shape and the fake's
- * current facts. Delivery is sequential and in order, like GitHub's per-hook queue.
+ * current facts. Delivery is sequential and in order by default; with
+ * `concurrent`, as GitHub really delivers: each event on its own after a random
+ * delay, so they overlap and arrive out of order.
  */
 
 export interface WebhookOptions extends WebhookTarget {
@@ -16,6 +18,8 @@ export interface WebhookOptions extends WebhookTarget {
   auto?: boolean;
   /** Only these event names are delivered (the app's subscriptions, e.g. from app.yml). */
   events?: string[];
+  /** Deliver each event concurrently after a random delay of up to `maxDelayMs` (seeded): overlapping, reordered. */
+  concurrent?: { maxDelayMs: number; seed?: number };
 }
 
 export interface BuiltEvent {
@@ -34,6 +38,9 @@ export class FakeWebhooks {
   readonly pending: BuiltEvent[] = [];
   private target?: WebhookOptions;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Concurrent deliveries not yet answered. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private random = seeded(1);
 
   constructor(
     private readonly state: FakeState,
@@ -58,6 +65,7 @@ export class FakeWebhooks {
   /** Where to deliver from now on. With `auto` (default) events are POSTed as they happen. */
   deliverTo(target: WebhookOptions): void {
     this.target = { auto: true, ...target };
+    this.random = seeded(target.concurrent?.seed ?? 1);
   }
 
   /** Stop delivering automatically (events then collect in `pending`). */
@@ -88,7 +96,8 @@ export class FakeWebhooks {
     do {
       current = this.queue;
       await current;
-    } while (current !== this.queue);
+      await Promise.all([...this.inFlight]);
+    } while (current !== this.queue || this.inFlight.size > 0);
   }
 
   /**
@@ -142,7 +151,18 @@ export class FakeWebhooks {
   }
 
   private enqueue(built: BuiltEvent): void {
-    void this.post(built, {});
+    const concurrent = this.target?.concurrent;
+    if (!concurrent) {
+      void this.post(built, {});
+      return;
+    }
+    const target = this.target as WebhookOptions;
+    const delay = Math.floor(this.random() * concurrent.maxDelayMs);
+    const sent: Promise<unknown> = new Promise((r) => setTimeout(r, delay))
+      .then(() => deliver(target, built.event, built.payload, { appId: this.state.options.app.id }))
+      .then((d) => void this.deliveries.push(d))
+      .finally(() => this.inFlight.delete(sent));
+    this.inFlight.add(sent);
   }
 
   private post(built: BuiltEvent, options: { deliveryId?: string; target?: WebhookTarget; body?: string }): Promise<Delivery> {
@@ -268,7 +288,7 @@ export class FakeWebhooks {
       url: `${shapes.api}/repos/${repo.fullName}/check-suites/${id}`,
       before: null,
       after: headSha,
-      pull_requests: [...repo.pulls.values()].filter((p) => p.state === 'open' && p.headSha === headSha).map((p) => shapes.pullMinimal(repo, p)),
+      pull_requests: [...repo.pulls.values()].filter((p) => p.state === 'open' && !p.fromFork && p.headSha === headSha).map((p) => shapes.pullMinimal(repo, p)),
       app: app ? shapes.app(app) : null,
       created_at: state.now(),
       updated_at: state.now(),
@@ -276,4 +296,16 @@ export class FakeWebhooks {
       head_commit: { id: headSha, tree_id: treeSha(state.getCommit(headSha).tree), message: state.getCommit(headSha).message, timestamp: state.getCommit(headSha).date },
     };
   }
+}
+
+/** mulberry32: the same seed, the same delays. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -42,6 +42,7 @@ const queueSchema = new Schema(
     requestedState: { type: String, enum: REQUESTED_QUEUE_STATES, required: true },
     modeSwitchStartedAt: { type: Date, default: null },
     hostOutage: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
+    landingBlocked: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

@@ -50,7 +50,7 @@ export const gitRoutes: Record<string, Handler> = {
     commitOrThrow(ctx, sha);
     const fastForward = isAncestor(ctx.state.commits, current, sha);
     if (!fastForward && !force) throw new GitHubError(422, 'Update is not a fast forward');
-    if (ref.startsWith('refs/heads/')) ctx.state.guardProtectedUpdate(repo, ref.slice('refs/heads/'.length), sha, !fastForward);
+    if (ref.startsWith('refs/heads/')) ctx.state.guardProtectedUpdate(repo, ref.slice('refs/heads/'.length), sha, !fastForward, actorLogin(ctx));
     ctx.state.setRef(repo, ref, sha, actorLogin(ctx));
     return ok(ctx.shapes.gitRef(repo, ref, sha));
   },

@@ -68,6 +68,9 @@ export const pullRoutes: Record<string, Handler> = {
 
   'pulls/merge': (ctx) => {
     const { repo, pr } = prOf(ctx);
+    // GitHub refuses a merge right after its base moved (it is still recomputing): back-to-back merges of a batch hit this.
+    const moved = ctx.state.lastBranchUpdate(repo, pr.baseRef);
+    if (moved !== undefined && Date.now() - moved < ctx.state.options.baseModifiedWindowMs) throw new GitHubError(405, 'Base branch was modified. Review and try the merge again.');
     const b = body<{ commit_title?: string; commit_message?: string; sha?: string; merge_method?: MergeMethod } | null>(ctx) ?? {};
     const { sha } = ctx.state.mergePull(repo, pr.number, { method: b.merge_method, title: b.commit_title, message: b.commit_message, sha: b.sha }, actorLogin(ctx));
     return ok({ sha, merged: true, message: 'Pull Request successfully merged' });

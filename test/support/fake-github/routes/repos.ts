@@ -1,5 +1,5 @@
 import { GitHubError } from '../state.js';
-import { ok, paginate, repoOf, type Handler } from './context.js';
+import { actorLogin, ok, paginate, repoOf, type Handler } from './context.js';
 
 /** The repository, its branch protection and rulesets, and the app endpoints Octokit's app auth uses. */
 
@@ -27,6 +27,13 @@ export const repoRoutes: Record<string, Handler> = {
     const checks = ctx.shapes.requiredStatusChecks(repo, branch);
     if (!checks) throw new GitHubError(404, 'Required status checks not enabled');
     return ok(checks);
+  },
+
+  'repos/get-repo-ruleset': (ctx) => {
+    const repo = repoOf(ctx);
+    const ruleset = repo.rulesets.find((rs) => rs.id === Number(ctx.params.ruleset_id));
+    if (!ruleset) throw new GitHubError(404, 'Not Found');
+    return ok(ctx.shapes.ruleset(repo, ruleset, actorLogin(ctx)));
   },
 
   'repos/get-branch-rules': (ctx) => {

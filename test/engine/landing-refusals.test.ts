@@ -1,0 +1,132 @@
+import { decide } from '../../src/engine/decide.js';
+import { initialEngineState } from '../../src/engine/initial-state.js';
+import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../src/engine/model.js';
+import type { QueueConfig } from '../../src/domain/queue-config.js';
+
+/**
+ * What the engine does with the host's answers to a merge (issue 9): a refused
+ * PR fails alone with the host's message, a blocked landing stops merging until
+ * an operator changes the queue (never a rebuild loop), and the branch head
+ * reported while our own merge is in flight never throws the runs behind away.
+ */
+const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
+
+function queue(config: Partial<QueueConfig> = {}) {
+  let state: EngineState = initialEngineState('main', config, 'base0');
+  const log: EngineAction[] = [];
+  const send = (event: EngineEvent) => {
+    const decision = decide(state, event, 0);
+    state = decision.state;
+    log.push(...decision.actions);
+    return decision.actions;
+  };
+  return {
+    get state() {
+      return state;
+    },
+    send,
+    submit: (n: number) => send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`) }),
+    states: () => Object.fromEntries(state.entries.map((e) => [e.prNumber, e.state])),
+    starts: () => log.filter((a) => a.type === 'start_run').length,
+    merges: () => log.filter((a): a is Extract<EngineAction, { type: 'merge' }> => a.type === 'merge'),
+    statuses: (pr: number) => log.filter((a): a is Extract<EngineAction, { type: 'publish_status' }> => a.type === 'publish_status' && a.prNumber === pr),
+  };
+}
+
+test('a PR the host refuses to land fails alone, with the host\'s message; the PR behind it is rebuilt without it', () => {
+  const q = queue({ concurrency: 2 });
+  q.submit(1);
+  q.submit(2);
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  expect(q.merges()).toHaveLength(1);
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'refused', entryId: 'e1', message: 'Merge method squash is not allowed' });
+  expect(q.states()).toEqual({ 2: 'TESTING' });
+  expect(q.statuses(1).at(-1)).toMatchObject({ state: 'FAILED', reason: 'merge_refused', detail: 'Merge method squash is not allowed' });
+  // #2's run had #1 ahead of it: rebuilt on the base alone.
+  expect(q.state.runs).toEqual([expect.objectContaining({ ahead: [], unit: [expect.objectContaining({ entryId: 'e2' })] })]);
+});
+
+test('a blocked landing stops merging (no rebuild loop) until an operator changes the queue', () => {
+  const q = queue();
+  q.submit(1);
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Protected branch update failed' });
+  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'Protected branch update failed' });
+  // The PR keeps its place and its passed run; nothing is rebuilt and nothing merges.
+  for (let i = 0; i < 5; i++) q.send({ type: 'tick' });
+  expect(q.merges()).toHaveLength(1);
+  expect(q.starts()).toBe(1);
+  expect(q.states()).toEqual({ 1: 'TESTS_PASSED' });
+  // updateQueue (any change, here a resume) lifts it: the passed run merges without another test.
+  q.send({ type: 'config_changed', config: q.state.config, requestedState: 'RUNNING' });
+  expect(q.state.landingBlocked).toBeNull();
+  expect(q.merges()).toHaveLength(2);
+  expect(q.starts()).toBe(1);
+});
+
+test('our own merge reported as a branch move before its outcome keeps the runs behind it', () => {
+  const q = queue({ concurrency: 3 });
+  [1, 2, 3].forEach((n) => q.submit(n));
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  // The push webhook of our own landing (the head is now r1's tested commit) arrives first.
+  q.send({ type: 'base_moved', sha: 'tested-r1' });
+  expect(q.state.runs.map((r) => r.id)).toEqual(['r1', 'r2', 'r3']);
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' });
+  expect(q.states()).toEqual({ 2: 'TESTING', 3: 'TESTING' });
+  expect(q.state.runs.map((r) => r.id)).toEqual(['r2', 'r3']);
+  expect(q.starts()).toBe(3);
+  // A late report of the head our merge replaced is stale, not a move back.
+  q.send({ type: 'base_moved', sha: 'base0' });
+  expect(q.state.baseSha).toBe('tested-r1');
+  expect(q.state.runs.map((r) => r.id)).toEqual(['r2', 'r3']);
+});
+
+test('a real move reported during a merge applies once the merge is decided', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.send({ type: 'base_moved', sha: 'someone-else' });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'base_moved' });
+  expect(q.state.baseSha).toBe('someone-else');
+  // Both rebuilt on the new head.
+  expect(q.state.runs.map((r) => r.baseSha)).toEqual(['someone-else', 'someone-else']);
+});
+
+test('an admitted PR keeps its place and its run while the host recomputes mergeability; a definite conflict still demotes it', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  // After a push to the base GitHub answers mergeable: null for a while.
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), mergeability: 'in_progress' }, merged: false });
+  expect(q.states()).toEqual({ 1: 'TESTING', 2: 'TESTING' });
+  expect(q.starts()).toBe(2);
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1'), merged: false });
+  expect(q.starts()).toBe(2);
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), mergeability: 'not_mergeable' }, merged: false });
+  expect(q.states()).toEqual({ 1: 'NOT_READY', 2: 'TESTING' });
+});
+
+test('a landing the host predicts it would refuse: the run goes back untested, nothing starts until an operator changes the queue', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  q.send({ type: 'landing_impossible', runId: 'r1', message: 'squash merges are off' });
+  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'squash merges are off' });
+  // r2 (behind r1) may still run; nothing new starts, and #1 waits PENDING (not failed).
+  expect(q.states()[1]).toBe('PENDING');
+  const started = q.starts();
+  for (let i = 0; i < 3; i++) q.send({ type: 'tick' });
+  expect(q.starts()).toBe(started);
+  q.send({ type: 'config_changed', config: { ...q.state.config, mergeMethod: 'merge_commit' }, requestedState: 'RUNNING' });
+  expect(q.state.landingBlocked).toBeNull();
+  expect(q.states()[1]).toBe('TESTING');
+});
+
+test('a PR the host calls not rebaseable waits NOT_READY when the queue rebases, and only then', () => {
+  for (const [mergeMethod, expected] of [
+    ['rebase', 'NOT_READY'],
+    ['squash', 'TESTING'],
+  ] as const) {
+    const q = queue({ mergeMethod });
+    q.send({ type: 'submitted', entryId: 'e1', prNumber: 1, priority: 100, noBatch: false, facts: { ...facts('h1'), rebaseable: false } });
+    expect(q.states()).toEqual({ 1: expected });
+  }
+});
