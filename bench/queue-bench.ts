@@ -22,6 +22,7 @@ const seed = Number(argValue('--seed') ?? DEFAULT_SEED);
 if (!Number.isInteger(seed)) throw new Error('--seed takes an integer');
 const only = argValue('--only')?.split(',');
 const out = (text = '') => process.stdout.write(`${text}\n`);
+const minutes = (value: number | null) => (value === null ? '-' : `${value.toFixed(0)} min`);
 
 const results = WORKLOADS.filter((w) => !only || only.includes(w.spec.name)).map((bench) => {
   const started = Date.now();
@@ -30,6 +31,8 @@ const results = WORKLOADS.filter((w) => !only || only.includes(w.spec.name)).map
   out(`ours: ${JSON.stringify(result.ours)}`);
   out();
   out(formatTable(result.metrics));
+  out();
+  out(`ETA given at submission (ours, ${result.eta.measured} merged PRs): |error| median ${minutes(result.eta.medianAbsErrorMinutes)}, p90 ${minutes(result.eta.p90AbsErrorMinutes)}; median bias ${minutes(result.eta.medianBiasMinutes)} (+ = forecast late)`);
   for (const [strategy, violations] of Object.entries(result.violations)) out(`INVARIANT VIOLATIONS (${strategy}): ${violations.join('; ')}`);
   out(`(simulated in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   out();

@@ -1,4 +1,6 @@
+import { EtaProbe, etaAccuracy, type EtaAccuracy } from '../src/forecast/eta-probe.js';
 import { metricsOf, type StrategyMetrics } from '../src/simulation/metrics.js';
+import type { SimRecord } from '../src/simulation/sim-record.js';
 import { simulate } from '../src/simulation/simulator.js';
 import type { Strategy } from '../src/simulation/strategy.js';
 import { BorsStrategy } from '../src/simulation/strategies/bors-batch-bisect.js';
@@ -15,12 +17,15 @@ export interface WorkloadResult {
   description: string;
   ours: BenchWorkload['ours'];
   metrics: StrategyMetrics[];
+  /** Ours only: the merge ETA given at each submission against the actual merge. */
+  eta: EtaAccuracy;
   violations: Record<string, string[]>;
 }
 
 export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, number]>): Strategy[] {
   return [
-    new EngineStrategy(bench.ours),
+    // Measures the ETA shown at submission; forwards everything, so the run is unchanged.
+    new EtaProbe(new EngineStrategy(bench.ours)),
     new SerialStrategy(),
     new BorsStrategy(),
     new GithubMergeQueueStrategy(CI_CAPACITY),
@@ -30,12 +35,16 @@ export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, nu
 
 export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult {
   const workload = generateWorkload(bench.spec, seed);
-  const records = strategiesFor(bench, workload.conflicts).map((s) => simulate(workload, s, { seed, capacity: CI_CAPACITY }));
+  const strategies = strategiesFor(bench, workload.conflicts);
+  const records = strategies.map((s) => simulate(workload, s, { seed, capacity: CI_CAPACITY }));
+  const probeAt = strategies.findIndex((s) => s instanceof EtaProbe);
+  const probe = strategies[probeAt] as EtaProbe;
   return {
     workload: bench.spec.name,
     description: bench.spec.description,
     ours: bench.ours,
     metrics: records.map(metricsOf),
+    eta: etaAccuracy(probe.etas, records[probeAt] as SimRecord),
     violations: Object.fromEntries(records.filter((r) => r.violations.length > 0).map((r) => [r.strategy, r.violations.slice(0, 5)])),
   };
 }

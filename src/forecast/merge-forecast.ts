@@ -1,0 +1,173 @@
+import { batchCapacity } from '../engine/batch-size.js';
+import { MINUTE_MS, type EngineEntry, type EngineRun, type EngineState } from '../engine/model.js';
+import { queueOrder } from '../engine/order.js';
+import { DEFAULT_CI_HISTORY, type CiHistory } from './ci-history.js';
+import { Lanes, type LaneMark } from './lanes.js';
+
+/** Estimated merge time (epoch ms) of each queued entry, by entry id. */
+export type MergeForecast = Map<string, number>;
+
+/**
+ * When each queued PR should merge, from the engine's state, the queue's recent
+ * CI history and the time. Pure: no clock, no I/O, no randomness; linear in the
+ * queue's length after its ordering (what getQueue pays anyway).
+ *
+ * The model, deliberately simple (its error is measured in bench/queue-bench.ts):
+ * - a PR in a running run finishes when the run has run for the median CI duration
+ *   (not before now); one whose run passed merges now, or when what is ahead of it does;
+ * - PRs not yet tested are cut into the units the engine would form (batches of
+ *   batchCapacity, bisection halves, noBatch PRs alone; one PR per run in a parallel
+ *   queue) and each unit takes the next free CI slot of `concurrency` for one duration;
+ *   a partial last batch waits for batchingMaxWaitTimeMinutes like the engine does;
+ * - every unit ahead fails with the recent failure rate, and a failure costs the PRs
+ *   behind it in its lane the CI slots thrown away (runs behind are rebuilt: on average
+ *   half the chain's progress, plus the bisection runs of a batch); a PR's own batch
+ *   failing costs it one more run;
+ * - a PR never merges before one its run builds on: in a single queue the ETAs follow
+ *   queue order; in a parallel queue they follow lanes (overlapping impacted targets).
+ *
+ * No ETA (the map omits the entry): NOT_READY entries; every entry of a PAUSED queue
+ * or one whose landing is blocked (both wait for an operator, so no time can be given);
+ * PRs not yet tested in a DRAINING queue (nothing new starts). A host outage, a
+ * branch head being re-read or a mode switch in progress only delay starts: the ETAs
+ * assume they clear now (mode switch: once the runs in flight end), a lower bound.
+ */
+export function forecastMerges(state: EngineState, history: CiHistory, now: number): MergeForecast {
+  const forecast: MergeForecast = new Map();
+  if (state.requestedState === 'PAUSED' || state.landingBlocked) return forecast;
+  const { config } = state;
+  const duration = Number.isFinite(history.ciDurationMs) && history.ciDurationMs > 0 ? history.ciDurationMs : DEFAULT_CI_HISTORY.ciDurationMs;
+  const failureRate = Number.isFinite(history.failureRate) ? Math.min(1, Math.max(0, history.failureRate)) : DEFAULT_CI_HISTORY.failureRate;
+  const concurrency = Math.max(1, config.concurrency);
+  const single = (state.switchingToMode ?? config.mode) === 'single';
+  const order = queueOrder(state);
+  const queued = new Map(order.map((e) => [e.id, e]));
+
+  const runOfEntry = new Map<string, EngineRun>();
+  const failedIds = new Set<string>();
+  for (const run of state.runs) {
+    for (const head of run.unit) {
+      runOfEntry.set(head.entryId, run);
+      if (run.status === 'failed') failedIds.add(head.entryId);
+    }
+  }
+  // A run built on a PR that failed is rebuilt once that failure is decided, unless a pass
+  // of it may prove the PR (optimistic merging): its PRs are as good as untested.
+  const doomed = (run: EngineRun) => run.status === 'running' && !config.canOptimisticallyMerge && run.ahead.some((h) => failedIds.has(h.entryId));
+  // What a passed run contains merges with it: the run being merged, and with optimistic
+  // merging (single queues) any passed run, which lands everything ahead of it at once.
+  const mergesNow = new Set<string>();
+  for (const run of state.runs) {
+    const landsAll = run.id === state.mergingRunId || (single && config.canOptimisticallyMerge && run.status === 'passed');
+    if (landsAll) for (const head of [...run.ahead, ...run.unit]) mergesNow.add(head.entryId);
+  }
+
+  const finishOf = (run: EngineRun) => Math.max(now, run.startedAt + duration);
+  const running = state.runs.filter((r) => r.status === 'running' && !doomed(r));
+  // Nothing new starts during a mode switch until the runs in flight end.
+  const earliest = state.switchingToMode ? Math.max(now, ...running.map(finishOf)) : now;
+  const slots = new CiSlots(concurrency, duration, running.map(finishOf), earliest);
+
+  const lanes = new Lanes(single);
+  // Slots of CI a failure costs the PRs behind it: the runs in flight behind it are rebuilt,
+  // on average half-way through the chain; a batch is bisected into parts, and the culprit's
+  // part fails again, so it costs its parts' runs and a second rebuild.
+  const chainLoss = (concurrency - 1) / 2;
+  const failureCost = (size: number) => (size > 1 ? 2 * chainLoss + Math.min(size, Math.max(2, config.bisectionConcurrency)) : chainLoss);
+
+  /** Gives a unit its ETA from its own finish, the lane ahead of it and the failures expected there. */
+  const place = (unit: EngineEntry[], finish: number, failure: number, ownFailure: number) => {
+    const first = unit[0];
+    if (!first) return;
+    const ahead = lanes.before(first);
+    const delayed = finish + (ahead.penalty * duration) / concurrency + (unit.length > 1 ? ownFailure * duration : 0);
+    const eta = Math.max(delayed, ahead.eta);
+    for (const entry of unit) forecast.set(entry.id, eta);
+    const mark: LaneMark = { eta, penalty: ahead.penalty + failure * failureCost(unit.length) };
+    lanes.after(first, mark);
+  };
+
+  let batch: EngineEntry[] = [];
+  let capacity = 1;
+  /** Schedules the batch being formed; a partial one waits for more PRs unless something closes it. */
+  const flush = (closed: boolean) => {
+    const first = batch[0];
+    if (!first) return;
+    let notBefore = earliest;
+    if (!closed && !first.unitKey && batch.length < config.batchingMinSize) {
+      const oldest = Math.min(...batch.map((e) => e.admittedAt ?? now));
+      notBefore = Math.max(notBefore, oldest + config.batchingMaxWaitTimeMinutes * MINUTE_MS);
+    }
+    place(batch, slots.take(notBefore), failureRate, failureRate);
+    batch = [];
+  };
+
+  const placedRuns = new Set<EngineRun>();
+  const startsNew = state.requestedState === 'RUNNING';
+  for (const entry of order) {
+    const run = runOfEntry.get(entry.id);
+    if (mergesNow.has(entry.id)) {
+      flush(true);
+      const ahead = lanes.before(entry);
+      const eta = Math.max(now, ahead.eta);
+      forecast.set(entry.id, eta);
+      lanes.after(entry, { eta, penalty: ahead.penalty });
+      continue;
+    }
+    if (run && !doomed(run)) {
+      flush(true);
+      if (placedRuns.has(run)) continue;
+      placedRuns.add(run);
+      const unit = run.unit.map((h) => queued.get(h.entryId)).filter((e): e is EngineEntry => e !== undefined && !mergesNow.has(e.id));
+      if (run.status === 'running') place(unit, finishOf(run), failureRate, failureRate);
+      else if (run.status === 'passed') place(unit, now, 0, 0);
+      // Failed, not yet decided: if it merges at all, a run behind or a retest proves it.
+      // Rebuilds behind it are counted where runs are built on it (doomed) or here (optimistic).
+      else place(unit, now + duration, config.canOptimisticallyMerge ? 1 : 0, 0);
+      continue;
+    }
+    if (!startsNew) continue;
+    if (!single) {
+      place([entry], slots.take(earliest), failureRate, failureRate);
+      continue;
+    }
+    const first = batch[0];
+    if (first && !entry.noBatch && entry.unitKey === first.unitKey && batch.length < capacity) {
+      batch.push(entry);
+      continue;
+    }
+    flush(true);
+    batch = [entry];
+    capacity = entry.noBatch || !config.batch ? 1 : entry.unitKey ? Number.POSITIVE_INFINITY : batchCapacity(state);
+    if (batch.length >= capacity) flush(true);
+  }
+  flush(false);
+  return forecast;
+}
+
+/**
+ * The queue's CI slots: when each next frees. All runs take the same duration, so
+ * taking them in turn is taking the earliest free one.
+ */
+class CiSlots {
+  private readonly freeAt: number[];
+  private next = 0;
+
+  constructor(
+    private readonly count: number,
+    private readonly duration: number,
+    busyUntil: number[],
+    earliest: number,
+  ) {
+    const busy = busyUntil.slice().sort((a, b) => a - b).slice(0, count);
+    this.freeAt = [...Array.from({ length: count - busy.length }, () => earliest), ...busy.map((t) => Math.max(t, earliest))].sort((a, b) => a - b);
+  }
+
+  /** The finish time of a run started in the next free slot, no earlier than `notBefore`. */
+  take(notBefore: number): number {
+    const k = this.next++ % this.count;
+    const finish = Math.max(this.freeAt[k] as number, notBefore) + this.duration;
+    this.freeAt[k] = finish;
+    return finish;
+  }
+}
