@@ -1,5 +1,6 @@
 import { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
@@ -13,6 +14,11 @@ import { forbidOtherOrganizations, registerTokenAuth, API_TOKEN_HEADER } from '.
 import type { ApiDeps } from './deps.js';
 import { registerErrorHandling, sendError } from './errors.js';
 import { healthRoutes } from './routes/health-routes.js';
+import { sessionRoutes } from './routes/session-routes.js';
+import { dashboardPlugin } from '../dashboard/dashboard-plugin.js';
+import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
+import { LiveUpdates } from '../dashboard/live-updates.js';
+import { sandboxDemoRoutes } from '../dashboard/sandbox-demo.js';
 import { pullRequestRoutes } from './routes/pull-request-routes.js';
 import { queueRoutes } from './routes/queue-routes.js';
 import { testingAndMetricsRoutes } from './routes/testing-and-metrics-routes.js';
@@ -53,6 +59,12 @@ export interface BuildServerOptions {
   /** The service's pino logger; none in tests. */
   logger?: FastifyBaseLogger;
   now?: () => Date;
+  /** How long a dashboard sign-in session lasts (default 12 h). */
+  sessionLifetimeMs?: number;
+  /** How often the dashboard's live stream looks for changed queues (default 1 s). */
+  livePollMs?: number;
+  /** Where the built dashboard is (default dist/ui). */
+  uiRoot?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -61,7 +73,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 function protect(scope: FastifyInstance, deps: ApiDeps): void {
   // Only JSON bodies: anything else is a 415, not a string for the schema to reject.
   scope.removeContentTypeParser('text/plain');
-  registerTokenAuth(scope, deps.tokens);
+  registerTokenAuth(scope, deps);
   // Runs after validation, so `repo` is known to be well-formed.
   scope.addHook('preHandler', async (request, reply) => {
     const repo = (request.body as { repo?: { host: string; owner: string; name: string } } | undefined)?.repo;
@@ -127,6 +139,9 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   await app.register(healthRoutes(options.stores));
+  // Dashboard sign-in: the session cookie stands for an organization token on /v1 and /sandbox.
+  await app.register(fastifyCookie);
+  await app.register(sessionRoutes(deps, { lifetimeMs: options.sessionLifetimeMs }));
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(
@@ -135,11 +150,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       await v1.register(queueRoutes(deps));
       await v1.register(pullRequestRoutes(deps));
       await v1.register(testingAndMetricsRoutes(deps));
+      await v1.register(dashboardRoutes(deps));
       if (options.outgoingWebhooks) await v1.register(webhookRoutes(options.outgoingWebhooks));
     },
     { prefix: '/v1' },
   );
   if (options.webhooks) await app.register(await options.webhooks(deps));
+  const live = new LiveUpdates(options.stores, options.livePollMs, log);
+  app.addHook('onClose', async () => live.stop());
+  await app.register(dashboardPlugin(deps, live, { sandbox: Boolean(options.sandbox), ...(options.uiRoot ? { uiRoot: options.uiRoot } : {}) }));
   const sandbox = options.sandbox;
   if (sandbox) {
     app.addHook('onClose', async () => sandbox.stop());
@@ -147,6 +166,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       async (scope) => {
         protect(scope, deps);
         await scope.register(sandboxRoutes(sandbox));
+        await scope.register(sandboxDemoRoutes(deps, sandbox));
       },
       { prefix: '/sandbox' },
     );

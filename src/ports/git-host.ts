@@ -106,6 +106,8 @@ export interface PullRequestStatusUpdate {
   detail?: string;
   /** 1-based place among the queue's PRs, while it waits or tests. */
   position?: number;
+  /** When it is forecast to merge, while it waits or tests (absent: no forecast, e.g. a paused queue). */
+  estimatedMergeAt?: Date;
   /** The run that decided it, for links and failing checks. */
   testRun?: { runId: string; testBranch: string; failedChecks: string[] };
   statusCheckEnabled: boolean;

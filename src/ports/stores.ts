@@ -34,6 +34,33 @@ export interface ApiTokenStore {
   revoke(id: string, at: Date): Promise<boolean>;
 }
 
+/**
+ * A dashboard sign-in session. `id` is the SHA-256 hex of the random id the
+ * cookie holds (the id itself is never stored). `kind` says what the session
+ * was created from; only organization API tokens today (room for GitHub sign-in).
+ */
+export interface SessionRecord {
+  id: string;
+  kind: 'api_token';
+  /** The id of the token it was created from: revoking that token ends the session. */
+  subject: string;
+  /** That token's stored hash, to check it is still live on each use. */
+  tokenHash: string;
+  host: string;
+  owner: string;
+  /** Echoed in `x-csrf-token` by every request of the session that changes something. */
+  csrfToken: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface SessionStore {
+  insert(session: SessionRecord): Promise<void>;
+  /** The session with this id (hash), or null when there is none or it has expired at `now` (then it is deleted). */
+  find(id: string, now: Date): Promise<SessionRecord | null>;
+  delete(id: string): Promise<void>;
+}
+
 export interface QueueStore {
   insert(queue: Omit<QueueRecord, 'id'>): Promise<InsertOutcome<QueueRecord>>;
   find(repo: RepoRef, targetBranch: string): Promise<QueueRecord | null>;
@@ -138,6 +165,8 @@ export interface Stores {
   deliveries: DeliveryStore;
   /** Outgoing webhooks: subscriptions, outbox, attempt claims. */
   webhooks: WebhookStore;
+  /** Dashboard sign-in sessions. */
+  sessions: SessionStore;
   /** Whether the database answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

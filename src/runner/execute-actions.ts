@@ -25,6 +25,8 @@ export interface ActionContext {
   wake(): void;
   /** The PR's 1-based place in line, from the engine's current state. */
   positionOf(entryId: string): number | undefined;
+  /** When the PR is forecast to merge (epoch ms), from the engine's current state and the queue's recent CI; undefined when not forecast. */
+  estimatedMergeAt?(entryId: string): Promise<number | undefined>;
 }
 
 /** Whether the action calls the host (carried out in the background, retried through outages). */
@@ -131,6 +133,7 @@ async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineActio
   const entry: QueueEntryRecord | null = await stores.entries.findById(action.entryId);
   if (!entry?.facts) return;
   const position = isTerminal(action.state) ? undefined : ctx.positionOf(entry.id);
+  const eta = isTerminal(action.state) ? undefined : await ctx.estimatedMergeAt?.(entry.id);
   // Links and failing checks matter once a run decided something; a waiting PR shows its place.
   const run = action.state === 'PENDING' || action.state === 'NOT_READY' ? null : await stores.testRuns.latestForPr(queue.id, entry.prNumber);
   await host.reportPullRequestStatus({
@@ -142,6 +145,7 @@ async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineActio
     reason: action.reason,
     ...(action.detail ? { detail: action.detail } : {}),
     ...(position ? { position } : {}),
+    ...(eta !== undefined ? { estimatedMergeAt: new Date(eta) } : {}),
     ...(run ? { testRun: { runId: run.id, testBranch: run.testBranch, failedChecks: run.failureStatuses } } : {}),
     statusCheckEnabled: queue.config.statusCheckEnabled,
     commentsEnabled: queue.config.commentsEnabled,

@@ -12,6 +12,8 @@ import { isTerminal } from '../domain/pull-request-state.js';
 import { isHostAction, type ActionContext } from './execute-actions.js';
 import { recordDecision } from './record-decision.js';
 import { decideInputs, loadState, PoisonInput, positionsOf } from './decide-inputs.js';
+import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
+import { forecastMerges } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
 import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
 
@@ -65,7 +67,15 @@ interface QueueWorker {
   outage: { since: number; attempts: number } | null;
   /** Queue-order positions of the current state, computed once per version when a status needs them. */
   positions: { version: number; byEntry: Map<string, number> } | null;
+  /** Forecast merge times of the current state, computed once per version when a status needs them. */
+  etas?: { version: number; byEntry: Map<string, number> };
+  /** The queue's recent CI durations and failure share, for the forecast. */
+  ciHistory?: { readAt: number; history: CiHistory };
 }
+
+/** The forecast's CI history: runs of the last day, read again at most once a minute. */
+const CI_HISTORY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const CI_HISTORY_TTL_MS = 60_000;
 
 /**
  * The one writer per queue. Handlers put inputs in the queue's durable inbox;
@@ -89,6 +99,8 @@ export class QueueRunner {
   private readonly roundAgain = new Set<string>();
   private readonly actAgain = new Set<string>();
   private readonly sleeping = new Map<string, { timer: NodeJS.Timeout; wake: () => void }>();
+  /** The host action each queue's loop is carrying out now, and since when. */
+  private readonly carrying = new Map<string, { action: string; since: number }>();
   private poller: NodeJS.Timeout | null = null;
   private polls = 0;
   private stopped = false;
@@ -159,6 +171,16 @@ export class QueueRunner {
       this.workers.delete(queueId);
       await this.options.stores.engine.remove(queueId);
     });
+  }
+
+  /** What this replica is busy with, per queue (diagnostics: a stop or a queue that hangs says where). */
+  activity(): { deciding: string[]; acting: string[]; carrying: Array<{ queueId: string; action: string; forMs: number }> } {
+    const now = this.now();
+    return {
+      deciding: [...this.rounds.keys()],
+      acting: [...this.acting.keys()],
+      carrying: [...this.carrying].map(([queueId, { action, since }]) => ({ queueId, action, forMs: now - since })),
+    };
   }
 
   /**
@@ -406,6 +428,18 @@ export class QueueRunner {
         if (worker.positions?.version !== worker.version) worker.positions = { version: worker.version, byEntry: positionsOf(worker.state) };
         return worker.positions.byEntry.get(entryId);
       },
+      estimatedMergeAt: async (entryId) => {
+        // Once per state version (a burst of statuses shares it), on CI history read at most once a minute.
+        if (worker.etas?.version !== worker.version) {
+          const now = this.now();
+          if (!worker.ciHistory || now - worker.ciHistory.readAt > CI_HISTORY_TTL_MS) {
+            const finished = await this.options.stores.testRuns.listFinishedSince(worker.queueId, new Date(now - CI_HISTORY_WINDOW_MS));
+            worker.ciHistory = { readAt: now, history: ciHistoryOf(ciSamples(finished)) };
+          }
+          worker.etas = { version: worker.version, byEntry: forecastMerges(worker.state, worker.ciHistory.history, now) };
+        }
+        return worker.etas.byEntry.get(entryId);
+      },
     };
   }
 
@@ -452,7 +486,16 @@ export class QueueRunner {
   }
 
   /** One host action, retried through host outages; false when this replica must stop acting. */
-  private carryOut(worker: QueueWorker, action: RunnerAction): Promise<boolean> {
+  private async carryOut(worker: QueueWorker, action: RunnerAction): Promise<boolean> {
+    this.carrying.set(worker.queueId, { action: action.type, since: this.now() });
+    try {
+      return await this.carryOutOnce(worker, action);
+    } finally {
+      this.carrying.delete(worker.queueId);
+    }
+  }
+
+  private carryOutOnce(worker: QueueWorker, action: RunnerAction): Promise<boolean> {
     return carryOutThroughOutages(this.context(worker), action, worker, {
       log: this.options.log,
       ...(this.options.metrics ? { metrics: this.options.metrics } : {}),

@@ -32,6 +32,8 @@ const V1_PATHS = [
   '/v1/listPullRequests',
   '/v1/getMergeQueueMetrics',
 ];
+/** The dashboard's reads: v1 endpoints too, with the same token and organization rules. */
+const DASHBOARD_PATHS = ['/v1/listQueues', '/v1/getQueueBoard', '/v1/getQueueHealth'];
 
 function expectPlainError(res: LightMyRequestResponse, status: number, mentions?: RegExp): void {
   expect({ status: res.statusCode, type: res.headers['content-type'] }).toEqual({ status, type: 'text/plain; charset=utf-8' });
@@ -333,9 +335,9 @@ describe('OpenAPI and docs', () => {
     expect(doc.info.title.length).toBeGreaterThan(0);
   });
 
-  test('lists exactly the 12 endpoints under /v1, with their methods', () => {
-    expect(Object.keys(doc.paths).sort()).toEqual([...V1_PATHS].sort());
-    for (const path of V1_PATHS) {
+  test("lists exactly the 12 endpoints under /v1 and the dashboard's 3 reads, with their methods", () => {
+    expect(Object.keys(doc.paths).sort()).toEqual([...V1_PATHS, ...DASHBOARD_PATHS].sort());
+    for (const path of [...V1_PATHS, ...DASHBOARD_PATHS]) {
       const methods = Object.keys(doc.paths[path] ?? {});
       expect([path, methods]).toEqual([path, [path.endsWith('Metrics') ? 'get' : 'post']]);
     }

@@ -36,6 +36,15 @@ const context: FeedbackContext = {
 };
 
 describe('the check run shown on the PR', () => {
+  test('a waiting or testing PR shows its forecast merge time; an ended one never does', () => {
+    const estimatedMergeAt = new Date('2026-11-25T10:42:31Z');
+    for (const state of ['PENDING', 'TESTING', 'TESTS_PASSED'] as const) {
+      expect(checkRunView(update(state, { estimatedMergeAt }), context).summary).toContain('Forecast to merge around 2026-11-25 10:42 UTC.');
+    }
+    expect(checkRunView(update('PENDING'), context).summary).not.toContain('Forecast');
+    expect(checkRunView(update('MERGED', { estimatedMergeAt }), context).summary).not.toContain('Forecast');
+  });
+
   test.each(PULL_REQUEST_STATES)('%s', (state) => {
     const failing = state === 'FAILED' || state === 'PENDING_FAILURE' ? context : { ...context, failingChecks: [] };
     expect(checkRunView(update(state), failing)).toMatchSnapshot();

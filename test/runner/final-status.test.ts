@@ -37,6 +37,20 @@ async function testing() {
   return repo;
 }
 
+test('a PR under test shows its forecast merge time on the host (a run of an hour: about an hour from its start); an ended one shows none', async () => {
+  const repo = await testing();
+  const status = await shown(repo, 1);
+  const started = Date.parse((await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } })).createdAt);
+  // No run finished yet: the forecast assumes the default CI duration (10 minutes) from the run's start.
+  expect(Date.parse(status?.estimatedMergeAt ?? '') - started).toBeGreaterThanOrEqual(9 * 60_000);
+  expect(Date.parse(status?.estimatedMergeAt ?? '') - started).toBeLessThanOrEqual(11 * 60_000);
+  const view = await ok('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(view.estimatedMergeAt).toBe(status?.estimatedMergeAt);
+  await ok('/v1/cancelPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(await waitFor(() => shown(repo, 1), (s) => s?.state === 'CANCELLED')).not.toHaveProperty('estimatedMergeAt');
+  expect(await ok('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } })).not.toHaveProperty('estimatedMergeAt');
+});
+
 test('cancel while testing: the host shows CANCELLED (user_requested)', async () => {
   const repo = await testing();
   expect((await ok('/v1/cancelPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } })).state).toBe('CANCELLED');

@@ -50,6 +50,10 @@ export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDe
   const services = composeQueueServices({ stores, log, sandbox: false, hosts: { [github.hostName]: github.host }, maintenanceTasks: github.maintenanceTasks, pollMs: 100 });
   github.bindEvents(services.events);
   const app = await buildServer({ stores, gitHosts: services.gitHosts, runner: services.runner, webhooks: (deps) => github.webhooks(deps, services.events) });
+  // Requests not answered yet, for a close that hangs to name them.
+  const inFlight = new Map<string, string>();
+  app.addHook('onRequest', async (request) => void inFlight.set(request.id, `${request.method} ${request.url} ${String(request.headers['x-github-event'] ?? '')}`));
+  app.addHook('onResponse', async (request) => void inFlight.delete(request.id));
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   fake.webhooks.deliverTo({ url: `${address}/api/github/webhooks`, secret: SECRET, ...(options.concurrentWebhooks ? { concurrent: options.concurrentWebhooks } : {}) });
   await services.runner.start();
@@ -80,10 +84,13 @@ export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDe
       // A slow close says which step it is in (a teardown that hangs should explain itself too).
       const started = Date.now();
       let step = 'the service (runner, in-flight actions)';
-      const slow = setInterval(() => process.stderr.write(`github harness: closing ${step} for ${Date.now() - started} ms\n`), 5_000);
+      const slow = setInterval(() => process.stderr.write(`github harness: closing ${step} for ${Date.now() - started} ms; runner busy with ${JSON.stringify(services.runner.activity())}; requests in flight: ${JSON.stringify([...inFlight.values()])}\n`), 5_000);
       try {
         services.maintenance.stop();
+        // A connection still open after 10 s (its request is named above) is cut: teardown must end.
+        const cut = setTimeout(() => app.server.closeAllConnections(), 10_000);
         await app.close();
+        clearTimeout(cut);
         step = 'the fake GitHub';
         await fake.close();
         step = 'the database';

@@ -74,6 +74,7 @@ const NEUTRAL_CANCELS: readonly StateChangeReason[] = ['user_requested', 'closed
 export function checkRunView(update: PullRequestStatusUpdate, context: FeedbackContext): CheckRunView {
   const queue = `the merge queue for \`${update.targetBranch}\``;
   const at = update.position ? ` at position ${update.position}` : '';
+  const eta = update.estimatedMergeAt ? ` Forecast to merge around ${etaText(update.estimatedMergeAt)}.` : '';
   const detail = update.detail ? `\n\n${update.detail}` : '';
   const failing = failingList(context.failingChecks);
   const state: PullRequestState = update.state;
@@ -81,11 +82,11 @@ export function checkRunView(update: PullRequestStatusUpdate, context: FeedbackC
     case 'NOT_READY':
       return { status: 'queued', title: update.position ? `Not ready to test (position ${update.position})` : 'Not ready to test', summary: `In ${queue}${at}, but not ready to be tested: ${REASON_TEXTS[update.reason]}.${detail}` };
     case 'PENDING':
-      return { status: 'queued', title: update.position ? `Queued: position ${update.position}` : 'Queued', summary: `Waiting for its turn in ${queue}${at}.` };
+      return { status: 'queued', title: update.position ? `Queued: position ${update.position}` : 'Queued', summary: `Waiting for its turn in ${queue}${at}.${eta}` };
     case 'TESTING':
-      return { status: 'in_progress', title: 'Testing', summary: `Being tested in ${queue}${at}, together with the pull requests ahead of it${branch(update)}.` };
+      return { status: 'in_progress', title: 'Testing', summary: `Being tested in ${queue}${at}, together with the pull requests ahead of it${branch(update)}.${eta}` };
     case 'TESTS_PASSED':
-      return { status: 'in_progress', title: 'Tests passed', summary: `Its tests passed in ${queue}; it is merged once the pull requests ahead of it are.` };
+      return { status: 'in_progress', title: 'Tests passed', summary: `Its tests passed in ${queue}; it is merged once the pull requests ahead of it are.${eta}` };
     case 'PENDING_FAILURE':
       return {
         status: 'in_progress',
@@ -166,4 +167,9 @@ function timeoutExplanation(update: PullRequestStatusUpdate, context: FeedbackCo
   const names = context.silentChecks.map((name) => `\`${name}\``).join(', ');
   const where = update.testRun ? `\`${update.testRun.testBranch}\`` : 'the test branch';
   return `\n\nThese required checks never reported on ${where}: ${names}. The queue tests on branches named \`mq/${update.targetBranch}/<run>\`: make sure your CI runs on pushes to \`mq/**\` (see "Set up your CI" in the merge queue's README).`;
+}
+
+/** A forecast time as the check run shows it: minutes, UTC (the reader's zone is unknown). */
+function etaText(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }

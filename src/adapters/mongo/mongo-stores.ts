@@ -3,6 +3,7 @@ import type { Stores } from '../../ports/stores.js';
 import { mongoApiTokenStore } from './api-token-store.js';
 import { mongoEngineStore } from './engine-store.js';
 import { mongoSandboxStore } from './sandbox-store.js';
+import { ensureSessionExpiryIndex, mongoSessionStore } from './session-store.js';
 import { mongoDeliveryStore } from './delivery-store.js';
 import { mongoImpactedTargetsStore } from './impacted-targets-store.js';
 import { ensureEntryKeys, mongoQueueEntryStore } from './queue-entry-store.js';
@@ -42,6 +43,7 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
     sandbox: mongoSandboxStore(connection),
     deliveries: mongoDeliveryStore(connection),
     webhooks: mongoWebhookStore(connection),
+    sessions: mongoSessionStore(connection),
     async ping() {
       try {
         await connection.db?.admin().ping();
@@ -56,5 +58,6 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
   };
   await Promise.all(Object.values(connection.models).map((model) => model.createIndexes()));
   await ensureEntryKeys(connection);
+  await ensureSessionExpiryIndex(connection);
   return stores;
 }

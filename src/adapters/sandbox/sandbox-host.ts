@@ -158,6 +158,7 @@ export class SandboxHost implements GitHost {
         reason: update.reason,
         ...(update.detail ? { detail: update.detail } : {}),
         ...(update.position ? { position: update.position } : {}),
+        ...(update.estimatedMergeAt ? { estimatedMergeAt: update.estimatedMergeAt.toISOString() } : {}),
       };
     });
   }

@@ -27,7 +27,7 @@ export interface SandboxPullRequest {
   merged: boolean;
   behavior: PrBehavior;
   /** What the queue last showed on this PR (GitHub would show a check run). */
-  queueStatus?: { state: string; reason: string; detail?: string; position?: number };
+  queueStatus?: { state: string; reason: string; detail?: string; position?: number; estimatedMergeAt?: string };
 }
 
 export interface SandboxRepositoryState {

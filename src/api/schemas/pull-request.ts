@@ -92,6 +92,10 @@ export const pullRequestView = z.object({
     .optional()
     .describe('Why the PR waits without moving, when it is not its own doing (the repository host failing: it keeps its place).'),
   timeline: z.array(timelineEventView).optional(),
+  estimatedMergeAt: z
+    .string()
+    .optional()
+    .describe('When the PR is forecast to merge, from the queue ahead of it and its recent CI durations and failure rate (absent when not forecast: not ready, ended, or the queue paused).'),
 });
 export type PullRequestView = z.infer<typeof pullRequestView>;
 

@@ -1,0 +1,70 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyPluginAsync } from 'fastify';
+import { authenticateRequest } from '../api/auth.js';
+import type { ApiDeps } from '../api/deps.js';
+import { sendError } from '../api/errors.js';
+import type { LiveUpdates } from './live-updates.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** Where `npm run build` puts the dashboard: dist/ui, next to dist/dashboard (or seen from the sources, in tests). */
+export const DEFAULT_UI_ROOT = [join(here, '..', 'ui'), join(here, '..', '..', 'dist', 'ui')].find((dir) => existsSync(join(dir, 'index.html'))) ?? join(here, '..', 'ui');
+
+/** A comment line now and then keeps proxies from closing a quiet stream. */
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * The dashboard: its pages (built files, same origin, nothing from a CDN) at /,
+ * and GET /ui/live, a Server-Sent Events stream that says which of the
+ * organization's queues changed; pages then read what they show. Reads only:
+ * a session cookie (or an x-api-token header) is enough, no CSRF token.
+ */
+export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { sandbox: boolean; uiRoot?: string }): FastifyPluginAsync {
+  const uiRoot = options.uiRoot ?? DEFAULT_UI_ROOT;
+  return async (app) => {
+    // What the pages may offer: the demo button only where the sandbox is on.
+    app.get('/ui/config', { schema: { hide: true } }, async () => ({ sandbox: options.sandbox }));
+
+    const open = new Set<() => void>();
+    // A server shutting down ends open streams instead of waiting for them.
+    app.addHook('onClose', async () => {
+      for (const end of [...open]) end();
+    });
+
+    app.get('/ui/live', { schema: { hide: true } }, async (request, reply) => {
+      const token = await authenticateRequest(request, deps);
+      if (!token) return sendError(reply, 401, 'Sign in first: a session cookie or an x-api-token header is needed.');
+      const queues = await deps.stores.queues.listForOrg(token.host, token.owner);
+      reply.hijack();
+      const stream = reply.raw;
+      stream.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      // Browsers reconnect by themselves after this long when the stream breaks.
+      stream.write('retry: 3000\n\n');
+      stream.write(`event: hello\ndata: ${JSON.stringify({ queues: queues.map((q) => q.id) })}\n\n`);
+      const stopWatching = live.watch(
+        queues.map((q) => q.id),
+        (change) => stream.write(`event: queue\ndata: ${JSON.stringify(change)}\n\n`),
+      );
+      const heartbeat = setInterval(() => stream.write(': still here\n\n'), HEARTBEAT_MS);
+      heartbeat.unref();
+      const end = () => {
+        if (!open.delete(end)) return;
+        clearInterval(heartbeat);
+        stopWatching();
+        stream.end();
+      };
+      open.add(end);
+      request.raw.on('close', end);
+    });
+
+    if (existsSync(join(uiRoot, 'index.html'))) {
+      await app.register(fastifyStatic, { root: uiRoot, prefix: '/', wildcard: false, index: 'index.html' });
+    } else {
+      app.get('/', { schema: { hide: true } }, async (_request, reply) =>
+        sendError(reply, 503, 'The dashboard is not built: run `npm run build` (it builds the API and the dashboard).'),
+      );
+    }
+  };
+}

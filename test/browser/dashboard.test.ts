@@ -1,0 +1,146 @@
+/**
+ * The dashboard in a real headless Chromium (Debian's `chromium`, driven by
+ * playwright-core; `.ci/run` installs the package when it is missing), against
+ * the built pages (`npm run build`) served by the service itself, on the
+ * sandbox host. Screenshots of each page go to SCREENSHOTS (printed at the end).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DEFAULT_UI_ROOT } from '../../src/dashboard/dashboard-plugin.js';
+import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+
+const CHROMIUM = process.env.MQ_CHROMIUM ?? '/usr/bin/chromium';
+const SCREENSHOTS = join(process.cwd(), '.data', 'screenshots', 'dashboard');
+
+let h: ApiHarness;
+let browser: Browser;
+let base: string;
+let token: string;
+
+beforeAll(async () => {
+  if (!existsSync(join(DEFAULT_UI_ROOT, 'index.html'))) throw new Error(`The dashboard is not built at ${DEFAULT_UI_ROOT}: run \`npm run build\` first.`);
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install -y chromium (or set MQ_CHROMIUM).`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  // Sandbox CI at a tenth of its stated time: an 8 s run takes 0.8 s.
+  h = await startApiHarness({ prefix: 'browser', sandboxTimeScale: 0.1 });
+  token = await h.tokenFor('demo', 'sandbox');
+  base = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+  process.stderr.write(`dashboard screenshots: ${SCREENSHOTS}\n`);
+}, 30_000);
+
+async function api(path: string, body: unknown) {
+  const res = await h.post(path, body, token);
+  if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
+
+async function signedInPage(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  await page.goto(base);
+  await page.getByLabel('Organization API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Queues' }).waitFor();
+  return page;
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+test('a wrong token is refused, and nothing is stored in the page', async () => {
+  const page = await browser.newPage();
+  await page.goto(base);
+  await page.getByLabel('Organization API token').fill('mq_not-a-real-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expectText(page.getByRole('alert'), /not hold a valid token|unknown|invalid/i);
+  expect(await page.context().cookies()).toEqual([]);
+  expect(await page.evaluate(() => { const g = globalThis as unknown as { localStorage: object; sessionStorage: object }; return JSON.stringify(g.localStorage) + JSON.stringify(g.sessionStorage); })).toBe('{}{}');
+  await shot(page, 'sign-in-refused');
+  await page.close();
+}, 30_000);
+
+test('signed in: the queue is listed, a PR goes from PENDING to MERGED live without a reload, and an ejection shows its reason', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'live' };
+  await api('/v1/createQueue', { repo, targetBranch: 'main', concurrency: 1 });
+  await api('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, title: 'First', ciSeconds: 20 });
+  await api('/sandbox/updatePullRequest', { repo, pr: { number: 2 }, title: 'Second', ciSeconds: 10 });
+  await api('/sandbox/updatePullRequest', { repo, pr: { number: 3 }, title: 'Breaks the build', outcome: 'fail', ciSeconds: 10 });
+  await api('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  await api('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 2 } });
+
+  const page = await signedInPage();
+  // The session cookie is HttpOnly and SameSite=Strict: the page's script cannot read it.
+  const [cookie] = await page.context().cookies();
+  expect(cookie).toMatchObject({ name: 'mq_session', httpOnly: true, sameSite: 'Strict' });
+  expect(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie)).toBe('');
+  await page.getByRole('link', { name: 'demo/live → main' }).waitFor();
+  await shot(page, 'queues');
+
+  await page.getByRole('link', { name: 'demo/live → main' }).click();
+  const second = page.locator('li[data-pr="2"]');
+  await expectText(second, /PENDING/);
+  await expectText(second, /merges in|merges now/);
+  // A marker that a reload would wipe: the page must change by itself.
+  await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
+  await shot(page, 'queue-testing');
+  await api('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 3 } });
+  await expectText(second, /MERGED/, 20_000);
+  await expectText(page.locator('li[data-pr="3"]'), /FAILED.*failed tests/, 20_000);
+  expect(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+  await shot(page, 'queue-after');
+
+  await page.goto(`${base}/#/q/sandbox/demo/live/main/health`);
+  await expectText(page.locator('.totals'), /Merged\s*2/);
+  expect(await page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(4);
+  await shot(page, 'health');
+  await page.close();
+}, 60_000);
+
+test('a PR is cancelled from its page, and another organization\'s queue is not visible', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'cancel' };
+  await api('/v1/createQueue', { repo, targetBranch: 'main' });
+  await api('/sandbox/updatePullRequest', { repo, pr: { number: 7 }, title: 'Slow one', ciSeconds: 600 });
+  await api('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } });
+  const otherToken = await h.tokenFor('someone-else', 'sandbox');
+  await h.post('/v1/createQueue', { repo: { host: 'sandbox', owner: 'someone-else', name: 'secret' }, targetBranch: 'main' }, otherToken);
+
+  const page = await signedInPage();
+  await page.getByRole('link', { name: 'demo/cancel → main' }).waitFor();
+  expect(await page.getByText('someone-else/secret').count()).toBe(0);
+  await page.goto(`${base}/#/q/sandbox/demo/cancel/main/pr/7`);
+  await expectText(page.getByRole('heading', { level: 1 }), /TESTING/);
+  await shot(page, 'pull-request');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await expectText(page.getByRole('heading', { level: 1 }), /CANCELLED/);
+  await expectText(page.locator('.timeline'), /user requested/);
+  // The API agrees: the cancel went through the same use case as POST /v1/cancelPullRequest.
+  expect((await api('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } })).state).toBe('CANCELLED');
+  // The other organization's queue answers 403 to this session, as to this token.
+  const status = await page.evaluate(async () => {
+    const session = (await (await fetch('/ui/session')).json()) as { csrfToken: string };
+    const res = await fetch('/v1/getQueue', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrfToken }, body: JSON.stringify({ repo: { host: 'sandbox', owner: 'someone-else', name: 'secret' }, targetBranch: 'main' }) });
+    return res.status;
+  });
+  expect(status).toBe(403);
+  await page.close();
+}, 60_000);
+
+/** Waits for a locator's text to match (Playwright's own expect is not Jest's). */
+async function expectText(locator: ReturnType<Page['locator']>, pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    last = (await locator.first().textContent({ timeout: timeoutMs }).catch(() => null)) ?? '';
+    if (pattern.test(last)) return;
+    if (Date.now() > deadline) throw new Error(`expected text matching ${pattern}, last seen: ${JSON.stringify(last.slice(0, 300))}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

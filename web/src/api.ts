@@ -1,0 +1,90 @@
+import type { BoardRun, QueueBoard, QueueHealthView, QueueSummary } from '../../src/api/schemas/dashboard.js';
+import type { PullRequestView } from '../../src/api/schemas/pull-request.js';
+import type { TestingDetailsView } from '../../src/api/schemas/testing-details.js';
+
+/** The types the pages show are the API's own (inferred from its zod schemas). */
+export type { BoardRun, QueueBoard, QueueHealthView, QueueSummary, PullRequestView, TestingDetailsView };
+
+export interface Session {
+  organization: { host: string; owner: string };
+  csrfToken: string;
+  expiresAt: string;
+}
+
+export interface RepoRef {
+  host: string;
+  owner: string;
+  name: string;
+}
+
+/** An answer other than 2xx: the API's plain-text message, shown as it is. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken = '';
+
+async function answer<T>(res: Response): Promise<T> {
+  const text = await res.text();
+  if (!res.ok) throw new ApiError(res.status, text || res.statusText);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** The session behind the cookie, or null when signed out (the cookie itself is HttpOnly: never seen here). */
+export async function currentSession(): Promise<Session | null> {
+  const res = await fetch('/ui/session', { credentials: 'same-origin' });
+  if (res.status === 401) return null;
+  const session = await answer<Session>(res);
+  csrfToken = session.csrfToken;
+  return session;
+}
+
+export async function signIn(token: string): Promise<Session> {
+  const res = await fetch('/ui/session', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  const session = await answer<Session>(res);
+  csrfToken = session.csrfToken;
+  return session;
+}
+
+export async function signOut(): Promise<void> {
+  await answer(await fetch('/ui/session', { method: 'DELETE', credentials: 'same-origin', headers: { 'x-csrf-token': csrfToken } }));
+  csrfToken = '';
+}
+
+/** A v1 call with the session: the same rights and checks as with a token, plus the CSRF header. */
+export async function v1<T>(endpoint: string, body: object): Promise<T> {
+  const res = await fetch(`/v1/${endpoint}`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+    body: JSON.stringify(body),
+  });
+  return answer<T>(res);
+}
+
+export async function sandbox<T>(endpoint: string, body: object): Promise<T> {
+  const res = await fetch(`/sandbox/${endpoint}`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+    body: JSON.stringify(body),
+  });
+  return answer<T>(res);
+}
+
+export const api = {
+  listQueues: () => v1<{ queues: QueueSummary[] }>('listQueues', {}),
+  board: (repo: RepoRef, targetBranch: string) => v1<QueueBoard>('getQueueBoard', { repo, targetBranch }),
+  health: (repo: RepoRef, targetBranch: string, hours: number, bucketMinutes: number) => v1<QueueHealthView>('getQueueHealth', { repo, targetBranch, hours, bucketMinutes }),
+  pullRequest: (repo: RepoRef, targetBranch: string, number: number) => v1<PullRequestView>('getSubmittedPullRequest', { repo, targetBranch, pr: { number }, includeTimeline: true }),
+  testingDetails: (repo: RepoRef, targetBranch: string, number: number) => v1<TestingDetailsView>('getMergeQueueTestingDetails', { repo, targetBranch, pr: { number } }),
+  setQueueState: (repo: RepoRef, targetBranch: string, state: 'RUNNING' | 'PAUSED' | 'DRAINING') => v1('updateQueue', { repo, targetBranch, state }),
+  cancel: (repo: RepoRef, targetBranch: string, number: number) => v1('cancelPullRequest', { repo, targetBranch, pr: { number } }),
+  restart: (repo: RepoRef, targetBranch: string, number: number) => v1('restartTestsOnPullRequest', { repo, targetBranch, pr: { number } }),
+  createDemo: () => sandbox<{ repo: RepoRef; targetBranch: string }>('createDemoQueue', {}),
+};

@@ -1,0 +1,76 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, type QueueHealthView } from '../api.js';
+import { useLiveQueue } from '../live.js';
+import { queueHref, type QueueRef } from '../route.js';
+import { Chart } from '../chart.js';
+
+const WINDOWS = [
+  { label: '6 hours', hours: 6, bucketMinutes: 15 },
+  { label: '24 hours', hours: 24, bucketMinutes: 60 },
+  { label: '7 days', hours: 24 * 7, bucketMinutes: 6 * 60 },
+] as const;
+
+/** The queue's health over a chosen window, from stored facts. */
+export function HealthPage({ queue }: { queue: QueueRef }) {
+  const [windowIndex, setWindowIndex] = useState(1);
+  const [health, setHealth] = useState<QueueHealthView | null>(null);
+  const [queueId, setQueueId] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const chosen = WINDOWS[windowIndex] ?? WINDOWS[1];
+  const load = useCallback(() => {
+    api.health(queue.repo, queue.targetBranch, chosen.hours, chosen.bucketMinutes).then(setHealth, (e: Error) => setError(e.message));
+  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, chosen.hours, chosen.bucketMinutes]);
+  useEffect(load, [load]);
+  useEffect(() => {
+    api.board(queue.repo, queue.targetBranch).then((b) => setQueueId(b.queue.id), () => undefined);
+  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
+  useLiveQueue(queueId, load);
+  const x = health?.buckets.map((b) => Date.parse(b.start) / 1000) ?? [];
+  const reasons = [...new Set(health?.buckets.flatMap((b) => Object.keys(b.ejected)) ?? [])];
+  return (
+    <section>
+      <p>
+        <a href={queueHref(queue)}>
+          ← {queue.repo.owner}/{queue.repo.name} → {queue.targetBranch}
+        </a>
+      </p>
+      <h1>Health</h1>
+      <label for="window">Window </label>
+      <select id="window" value={windowIndex} onChange={(e) => setWindowIndex(Number((e.target as HTMLSelectElement).value))}>
+        {WINDOWS.map((w, i) => (
+          <option key={w.label} value={i}>
+            {w.label}
+          </option>
+        ))}
+      </select>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {health && (
+        <>
+          <dl class="totals">
+            <dt>Merged</dt>
+            <dd>{health.totals.merged}</dd>
+            <dt>Time in queue p50 / p95</dt>
+            <dd>
+              {health.totals.timeInQueueP50 ?? '–'} / {health.totals.timeInQueueP95 ?? '–'} min
+            </dd>
+            <dt>CI runs per merged PR</dt>
+            <dd>{health.totals.ciRunsPerMerged ?? '–'}</dd>
+            <dt>Ejections</dt>
+            <dd>{Object.entries(health.totals.ejected).map(([r, n]) => `${r.replace(/_/g, ' ')}: ${n}`).join(', ') || 'none'}</dd>
+            <dt>Restarts</dt>
+            <dd>{health.totals.restarts}</dd>
+          </dl>
+          <Chart title="Time in queue (minutes)" x={x} series={[{ label: 'p50', values: health.buckets.map((b) => b.timeInQueueP50) }, { label: 'p95', values: health.buckets.map((b) => b.timeInQueueP95) }]} />
+          <Chart title={`Merged per ${chosen.bucketMinutes >= 60 ? `${chosen.bucketMinutes / 60} h` : `${chosen.bucketMinutes} min`}`} x={x} series={[{ label: 'merged', values: health.buckets.map((b) => b.merged) }]} bars />
+          <Chart title="CI runs per merged PR" x={x} series={[{ label: 'CI runs / merged', values: health.buckets.map((b) => (b.merged > 0 ? b.ciRuns / b.merged : null)) }]} />
+          <Chart title="Ejections by reason" x={x} series={reasons.map((r) => ({ label: r.replace(/_/g, ' '), values: health.buckets.map((b) => b.ejected[r] ?? 0) }))} bars />
+          <Chart title="Restarts" x={x} series={[{ label: 'restarts', values: health.buckets.map((b) => b.restarts) }]} bars />
+        </>
+      )}
+    </section>
+  );
+}

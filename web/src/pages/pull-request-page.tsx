@@ -1,0 +1,113 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, ApiError, type PullRequestView, type TestingDetailsView } from '../api.js';
+import { useLiveQueue } from '../live.js';
+import { queueHref, type QueueRef } from '../route.js';
+import { relative, StateBadge, when } from './parts.js';
+
+const ENDED = new Set(['MERGED', 'FAILED', 'CANCELLED']);
+
+/** One PR: its timeline with reasons, its latest test run with checks and links, cancel and restart. */
+export function PullRequestPage({ queue, number }: { queue: QueueRef; number: number }) {
+  const [pr, setPr] = useState<PullRequestView | null>(null);
+  const [run, setRun] = useState<TestingDetailsView | null>(null);
+  const [queueId, setQueueId] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const load = useCallback(() => {
+    api.pullRequest(queue.repo, queue.targetBranch, number).then(
+      (p) => {
+        setPr(p);
+        setQueueId(p.id.split(':')[0] ?? null);
+        setError('');
+      },
+      (e: Error) => setError(e.message),
+    );
+    // Not tested yet is a 404 here, not an error worth showing.
+    api.testingDetails(queue.repo, queue.targetBranch, number).then(setRun, (e: unknown) => (e instanceof ApiError && e.status === 404 ? setRun(null) : undefined));
+  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, number]);
+  useEffect(load, [load]);
+  useEffect(() => {
+    api.board(queue.repo, queue.targetBranch).then((b) => setQueueId(b.queue.id), () => undefined);
+  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
+  useLiveQueue(queueId, load);
+  const act = async (what: 'cancel' | 'restart') => {
+    try {
+      await (what === 'cancel' ? api.cancel(queue.repo, queue.targetBranch, number) : api.restart(queue.repo, queue.targetBranch, number));
+      load();
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  return (
+    <section>
+      <p>
+        <a href={queueHref(queue)}>
+          ← {queue.repo.owner}/{queue.repo.name} → {queue.targetBranch}
+        </a>
+      </p>
+      <h1>
+        #{number} {pr?.prTitle ?? ''} {pr && <StateBadge state={pr.state} />}
+      </h1>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {pr && (
+        <>
+          <p class="meta">
+            {pr.prAuthor && <>by {pr.prAuthor} · </>}submitted {when(pr.submittedAt)} · priority {pr.priorityName ?? pr.priorityValue}
+            {pr.estimatedMergeAt && <> · forecast to merge {relative(pr.estimatedMergeAt)}</>}
+            {pr.notReadyReason && <> · not ready: {pr.notReadyReason.replace(/_/g, ' ')}</>}
+          </p>
+          {pr.waitingReason && <p class="hint">{pr.waitingReason}</p>}
+          <div class="actions" role="group" aria-label="Pull request actions">
+            <button type="button" disabled={ENDED.has(pr.state)} onClick={() => void act('cancel')}>
+              Cancel
+            </button>
+            <button type="button" disabled={pr.state !== 'TESTING' && pr.state !== 'PENDING_FAILURE'} onClick={() => void act('restart')}>
+              Restart tests
+            </button>
+          </div>
+          <h2>Timeline</h2>
+          <ol class="timeline">
+            {(pr.timeline ?? []).map((t, i) => (
+              <li key={i}>
+                <time dateTime={t.timestamp}>{when(t.timestamp)}</time> <StateBadge state={t.state} /> <span class="reason">{t.reason.replace(/_/g, ' ')}</span>
+                {t.detail && <span class="hint"> — {t.detail}</span>}
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+      <h2>Latest test run</h2>
+      {!run ? (
+        <p class="hint">Not tested yet.</p>
+      ) : (
+        <div class="run">
+          <p>
+            <StateBadge state={run.status} /> <code>{run.testBranch}</code> {run.testBranchSha && <code>{run.testBranchSha.slice(0, 7)}</code>} on base <code>{run.baseSha.slice(0, 7)}</code>
+            {run.isBisection && <span class="badge bisection">bisection half</span>} · started {when(run.createdAt)}
+            {run.finishedAt && <> · finished {when(run.finishedAt)}</>}
+          </p>
+          <p class="hint">
+            Tests #{run.testedPullRequests.map((p) => p.prNumber).join(', #')}
+            {run.dependentPrs.length > 0 && <> on top of #{run.dependentPrs.map((p) => p.prNumber).join(', #')}</>}; required: {run.requiredStatuses.join(', ') || 'none'} ({run.requiredStatusesSource.replace(/_/g, ' ')})
+          </p>
+          <ul class="checks">
+            {run.checkSuites.flatMap((s) => s.checkRuns).map((c) => (
+              <li key={c.name}>
+                {c.url ? <a href={c.url}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}
+              </li>
+            ))}
+            {run.statusChecks.map((c) => (
+              <li key={c.context}>
+                {c.url ? <a href={c.url}>{c.context}</a> : c.context}: {c.state}
+              </li>
+            ))}
+          </ul>
+          {run.failureStatuses.length > 0 && <p class="error">Failed: {run.failureStatuses.join(', ')}</p>}
+        </div>
+      )}
+    </section>
+  );
+}

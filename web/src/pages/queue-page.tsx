@@ -1,0 +1,156 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, type BoardRun, type QueueBoard } from '../api.js';
+import { useLiveQueue } from '../live.js';
+import { queueHref, type QueueRef } from '../route.js';
+import { Problems, relative, StateBadge, when } from './parts.js';
+
+/** One queue: its runs in flight, waiting PRs with position and ETA, not-ready ones with reasons, what ended lately. */
+export function QueuePage({ queue }: { queue: QueueRef }) {
+  const [board, setBoard] = useState<QueueBoard | null>(null);
+  const [error, setError] = useState('');
+  const load = useCallback(() => {
+    api.board(queue.repo, queue.targetBranch).then(
+      (b) => {
+        setBoard(b);
+        setError('');
+      },
+      (e: Error) => setError(e.message),
+    );
+  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
+  useEffect(load, [load]);
+  useLiveQueue(board?.queue.id ?? null, load);
+  const setState = async (state: 'RUNNING' | 'PAUSED' | 'DRAINING') => {
+    try {
+      await api.setQueueState(queue.repo, queue.targetBranch, state);
+      load();
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  if (!board) return error ? <p role="alert" class="error">{error}</p> : <p class="loading">Loading…</p>;
+  const { queue: q, runs, recentlyEnded, forecast } = board;
+  const waiting = q.enqueuedPullRequests.filter((pr) => pr.state !== 'NOT_READY' && pr.state !== 'TESTING');
+  const notReady = q.enqueuedPullRequests.filter((pr) => pr.state === 'NOT_READY');
+  const pr = (n: number) => queueHref(queue, `/pr/${n}`);
+  return (
+    <section>
+      <h1>
+        {q.repo.owner}/{q.repo.name} → {q.targetBranch} <StateBadge state={q.state} />
+      </h1>
+      <p class="meta">
+        {q.mode} mode · concurrency {q.concurrency}
+        {q.batch ? ` · batches of ${q.batchingMinSize}+` : ''} · lands by {q.mergeMethod.replace('_', ' ')} · CI ≈ {forecast.ciDurationMinutes} min, {Math.round(forecast.failureRate * 100)}% failing (
+        {forecast.basedOnRuns} runs) · <a href={queueHref(queue, '/health')}>Health</a>
+      </p>
+      <div class="actions" role="group" aria-label="Queue state">
+        <button type="button" disabled={q.state === 'RUNNING'} onClick={() => void setState('RUNNING')}>
+          Resume
+        </button>
+        <button type="button" disabled={q.state === 'PAUSED'} onClick={() => void setState('PAUSED')}>
+          Pause
+        </button>
+        <button type="button" disabled={q.state === 'DRAINING'} onClick={() => void setState('DRAINING')}>
+          Drain
+        </button>
+      </div>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <Problems problems={q.problems} />
+
+      <h2>{q.mode === 'parallel' ? 'Lanes in flight' : 'Runs in flight'}</h2>
+      {runs.length === 0 ? <p class="hint">Nothing is being tested.</p> : <Runs runs={runs} prHref={pr} />}
+
+      <h2>Waiting ({waiting.length})</h2>
+      {waiting.length === 0 ? (
+        <p class="hint">No PR waits.</p>
+      ) : (
+        <ol class="prs">
+          {waiting.map((p) => (
+            <li key={p.id} data-pr={p.prNumber}>
+              <a href={pr(p.prNumber)}>
+                #{p.prNumber} {p.prTitle ?? ''}
+              </a>{' '}
+              <StateBadge state={p.state} /> <span class="eta">{p.estimatedMergeAt ? `merges ${relative(p.estimatedMergeAt)} (${when(p.estimatedMergeAt)})` : 'no forecast'}</span>
+              {p.waitingReason && <div class="hint">{p.waitingReason}</div>}
+            </li>
+          ))}
+        </ol>
+      )}
+
+      <h2>Not ready ({notReady.length})</h2>
+      {notReady.length === 0 ? (
+        <p class="hint">None.</p>
+      ) : (
+        <ul class="prs">
+          {notReady.map((p) => (
+            <li key={p.id} data-pr={p.prNumber}>
+              <a href={pr(p.prNumber)}>
+                #{p.prNumber} {p.prTitle ?? ''}
+              </a>{' '}
+              <span class="reason">{(p.notReadyReason ?? 'waiting').replace(/_/g, ' ')}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+
+      <h2>Ended in the last day</h2>
+      {recentlyEnded.length === 0 ? (
+        <p class="hint">Nothing yet.</p>
+      ) : (
+        <ul class="prs">
+          {recentlyEnded.map(({ pullRequest: p, reason, detail }) => (
+            <li key={p.id} data-pr={p.prNumber}>
+              <a href={pr(p.prNumber)}>
+                #{p.prNumber} {p.prTitle ?? ''}
+              </a>{' '}
+              <StateBadge state={p.state} /> <span class="reason">{reason.replace(/_/g, ' ')}</span>
+              {detail && <span class="hint"> — {detail}</span>} <span class="hint">{relative(p.stateChangedAt)}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** Runs as what they are: a chain (each on top of those ahead), batches of several PRs, bisection halves. */
+function Runs({ runs, prHref }: { runs: BoardRun[]; prHref: (n: number) => string }) {
+  return (
+    <ol class="runs">
+      {runs.map((run) => (
+        <li key={run.engineRunId} class={`run ${run.status}`}>
+          <div>
+            <StateBadge state={run.status} /> {run.isBisection && <span class="badge bisection">bisection half</span>} {run.pullRequests.length > 1 && <span class="badge batch">batch of {run.pullRequests.length}</span>}{' '}
+            <span class="hint">started {relative(run.startedAt)}</span>
+          </div>
+          <div class="chain" aria-label="What the run tests, in order">
+            <span class="base">base {run.baseSha.slice(0, 7)}</span>
+            {run.ahead.map((n) => (
+              <a key={`a${n}`} class="chip ahead" href={prHref(n)} title="ahead, included">
+                #{n}
+              </a>
+            ))}
+            {run.pullRequests.map((n) => (
+              <a key={`u${n}`} class="chip unit" href={prHref(n)} title="decided by this run">
+                #{n}
+              </a>
+            ))}
+          </div>
+          <div class="hint">
+            {run.testBranch ? <code>{run.testBranch}</code> : 'test branch being built'}
+            {run.checks.length > 0 && ' · '}
+            {run.checks.map((c) => (
+              <span key={c.name} class="check">
+                {c.url ? <a href={c.url}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}{' '}
+              </span>
+            ))}
+            {run.failedChecks.length > 0 && <span class="error"> failed: {run.failedChecks.join(', ')}</span>}
+          </div>
+        </li>
+      ))}
+    </ol>
+  );
+}
