@@ -99,6 +99,7 @@ const app = await buildServer({
   metrics,
   outgoingWebhooks: outgoing.service,
   ...(config.MQ_OPERATOR_TOKEN ? { operatorToken: config.MQ_OPERATOR_TOKEN } : {}),
+  ...(config.MQ_TRUST_PROXY_HOPS ? { trustProxyHops: config.MQ_TRUST_PROXY_HOPS } : {}),
   ...(github ? { webhooks: (deps: ApiDeps) => github.webhooks(deps, events) } : {}),
 });
 await app.listen({ port: config.PORT, host: config.HOST });

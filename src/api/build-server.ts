@@ -65,6 +65,8 @@ export interface BuildServerOptions {
   livePollMs?: number;
   /** Where the built dashboard is (default dist/ui). */
   uiRoot?: string;
+  /** Proxy hops whose X-Forwarded-* headers are trusted (a TLS proxy in front: the session cookie is then Secure). */
+  trustProxyHops?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -86,6 +88,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // The nearest N hops (Fastify counts from 0): X-Forwarded-Proto from them is believed.
+    ...(options.trustProxyHops ? { trustProxy: (_address: string, hop: number) => hop < (options.trustProxyHops as number) } : {}),
     // Prototype-poisoning keys are dropped like any unknown field, never applied.
     onProtoPoisoning: 'remove',
     onConstructorPoisoning: 'remove',

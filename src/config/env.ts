@@ -48,6 +48,11 @@ export const envSchema = z.object({
       .refine((v) => decodeWebhookSecretKey(v) !== null, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)')
       .optional(),
   ),
+  /**
+   * Behind a TLS-terminating proxy: how many proxy hops to trust for X-Forwarded-Proto/-For
+   * (a number), so the session cookie gets Secure and logs show the client. Unset: none.
+   */
+  MQ_TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).optional(),
   /** How long a replica's hold on a queue lasts unless renewed: a replica that dies hands its queues over after this. */
   MQ_QUEUE_LEASE_MS: z.coerce.number().int().min(3_000).max(600_000).default(30_000),
   /** Timeout of each outgoing webhook call. */

@@ -199,6 +199,19 @@ describe('POST /ui/session: sign in', () => {
     expect(sessionCookieOptions('http', 10).secure).toBe(false);
   });
 
+  test('behind a TLS proxy (trustProxyHops, MQ_TRUST_PROXY_HOPS): the service believes its X-Forwarded-Proto and the cookie is Secure; without it, never', async () => {
+    for (const [hops, secure] of [[1, true], [undefined, false]] as const) {
+      const app = await buildServer({ stores: h.stores, gitHosts: gitHostRegistry({}), ...(hops ? { trustProxyHops: hops } : {}) });
+      await app.ready();
+      try {
+        const attributes = theCookie((await signIn(tokenA, app, { 'x-forwarded-proto': 'https' })).res).attributes;
+        expect(attributes.includes('Secure')).toBe(secure);
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
   test('the lifetime is configurable (sessionLifetimeMs)', async () => {
     const app = await buildServer({ stores: h.stores, gitHosts: gitHostRegistry({}), sessionLifetimeMs: 60_000 });
     await app.ready();
