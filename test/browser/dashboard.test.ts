@@ -133,6 +133,29 @@ test('a PR is cancelled from its page, and another organization\'s queue is not 
   await page.close();
 }, 60_000);
 
+test('keyboard only: sign in with Tab and Enter; the queue page fits a phone without sideways scrolling', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'phone' };
+  await api('/v1/createQueue', { repo, targetBranch: 'main' });
+  await api('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, title: 'A change with a rather long title that has to wrap on a small screen', ciSeconds: 600 });
+  await api('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });
+  await page.goto(base);
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id)).toBe('token');
+  await page.keyboard.type(token);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Queues' }).waitFor();
+  await page.goto(`${base}/#/q/sandbox/demo/phone/main`);
+  await expectText(page.locator('li[data-pr="1"]'), /rather long title/);
+  const overflow = await page.evaluate(() => {
+    const g = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
+    return g.document.documentElement.scrollWidth - g.innerWidth;
+  });
+  expect(overflow).toBeLessThanOrEqual(0);
+  await shot(page, 'queue-phone');
+  await page.close();
+}, 60_000);
+
 /** Waits for a locator's text to match (Playwright's own expect is not Jest's). */
 async function expectText(locator: ReturnType<Page['locator']>, pattern: RegExp, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -92,3 +92,17 @@ test('bad input is a plain-text 400 naming the field; another organization\'s qu
   const res = await h.post('/v1/getQueueBoard', { repo: { host: 'sandbox', owner: 'someone-else', name: 'hidden' }, targetBranch: 'main' }, token);
   expect(res.statusCode).toBe(403);
 });
+
+test('the sandbox demo: a new queue with passing, failing, flaky and conflicting PRs, already moving', async () => {
+  const created = await ok('/sandbox/createDemoQueue', {});
+  expect(created).toMatchObject({ repo: { host: 'sandbox', owner: 'demo' }, targetBranch: 'main' });
+  const board = await ok('/v1/getQueueBoard', created);
+  expect(board.queue.enqueuedPullRequests.length + board.recentlyEnded.length).toBe(8);
+  expect(board.runs.length).toBeGreaterThan(0);
+  const shaped = Object.values((await ok('/sandbox/getRepository', { repo: created.repo })).pullRequests as Record<string, { behavior: { outcome: string; conflictsWith: number[] } }>);
+  expect(new Set(shaped.map((pr) => pr.behavior.outcome))).toEqual(new Set(['pass', 'fail', 'flaky']));
+  expect(shaped.some((pr) => pr.behavior.conflictsWith.length > 0)).toBe(true);
+  // A token of another host cannot make one.
+  const github = await h.tokenFor('demo', 'github.com');
+  expect((await h.post('/sandbox/createDemoQueue', {}, github)).statusCode).toBe(400);
+});

@@ -29,7 +29,8 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
   };
   if (!board) return error ? <p role="alert" class="error">{error}</p> : <p class="loading">Loading…</p>;
   const { queue: q, runs, recentlyEnded, forecast } = board;
-  const waiting = q.enqueuedPullRequests.filter((pr) => pr.state !== 'NOT_READY' && pr.state !== 'TESTING');
+  // In line: everything admitted, in queue order (those under test first), each with its forecast.
+  const waiting = q.enqueuedPullRequests.filter((pr) => pr.state !== 'NOT_READY');
   const notReady = q.enqueuedPullRequests.filter((pr) => pr.state === 'NOT_READY');
   const pr = (n: number) => queueHref(queue, `/pr/${n}`);
   return (
@@ -63,9 +64,9 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
       <h2>{q.mode === 'parallel' ? 'Lanes in flight' : 'Runs in flight'}</h2>
       {runs.length === 0 ? <p class="hint">Nothing is being tested.</p> : <Runs runs={runs} prHref={pr} />}
 
-      <h2>Waiting ({waiting.length})</h2>
+      <h2>In line ({waiting.length})</h2>
       {waiting.length === 0 ? (
-        <p class="hint">No PR waits.</p>
+        <p class="hint">No PR is in line.</p>
       ) : (
         <ol class="prs">
           {waiting.map((p) => (
