@@ -133,6 +133,25 @@ test('a PR is cancelled from its page, and another organization\'s queue is not 
   await page.close();
 }, 60_000);
 
+test('a parallel queue draws its runs as lanes that do not wait for each other', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'lanes' };
+  await api('/v1/createQueue', { repo, targetBranch: 'main', mode: 'parallel', concurrency: 4 });
+  for (const [n, targets] of [[1, ['api']], [2, ['api']], [3, ['web']]] as const) {
+    const pr = await api('/sandbox/updatePullRequest', { repo, pr: { number: n }, title: `Touches ${targets.join()}`, ciSeconds: 600 });
+    await api('/v1/setImpactedTargets', { repo, targetBranch: 'main', pr: { number: n, sha: pr.headSha }, impactedTargets: targets });
+    await api('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
+  }
+  const page = await signedInPage();
+  await page.goto(`${base}/#/q/sandbox/demo/lanes/main`);
+  await expectText(page.locator('h2', { hasText: 'Lanes in flight' }), /Lanes/);
+  await page.locator('.lane').nth(1).waitFor();
+  const lanes = await page.locator('.lane').evaluateAll((els) => els.map((el) => (el as unknown as { textContent: string }).textContent.match(/#\d+/g)?.join(' ')));
+  // #2 is tested on top of #1 (same target); #3 has a lane of its own.
+  expect(lanes.sort()).toEqual(['#1 #1 #2', '#3']);
+  await shot(page, 'queue-lanes');
+  await page.close();
+}, 60_000);
+
 test('keyboard only: sign in with Tab and Enter; the queue page fits a phone without sideways scrolling', async () => {
   const repo = { host: 'sandbox', owner: 'demo', name: 'phone' };
   await api('/v1/createQueue', { repo, targetBranch: 'main' });

@@ -62,7 +62,18 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
       <Problems problems={q.problems} />
 
       <h2>{q.mode === 'parallel' ? 'Lanes in flight' : 'Runs in flight'}</h2>
-      {runs.length === 0 ? <p class="hint">Nothing is being tested.</p> : <Runs runs={runs} prHref={pr} />}
+      {runs.length === 0 ? (
+        <p class="hint">Nothing is being tested.</p>
+      ) : q.mode === 'parallel' ? (
+        lanesOf(runs).map((lane, i) => (
+          <div key={lane[0]?.engineRunId} class="lane">
+            <h3>Lane {i + 1}</h3>
+            <Runs runs={lane} prHref={pr} />
+          </div>
+        ))
+      ) : (
+        <Runs runs={runs} prHref={pr} />
+      )}
 
       <h2>In line ({waiting.length})</h2>
       {waiting.length === 0 ? (
@@ -154,4 +165,17 @@ function Runs({ runs, prHref }: { runs: BoardRun[]; prHref: (n: number) => strin
       ))}
     </ol>
   );
+}
+
+/** Parallel mode: runs that share a PR (one builds on another's) are one lane; lanes never wait for each other. */
+export function lanesOf(runs: BoardRun[]): BoardRun[][] {
+  const lanes: Array<{ prs: Set<number>; runs: BoardRun[] }> = [];
+  for (const run of runs) {
+    const prs = new Set([...run.ahead, ...run.pullRequests]);
+    const joined = lanes.filter((lane) => [...prs].some((n) => lane.prs.has(n)));
+    const lane = { prs: new Set([...prs, ...joined.flatMap((l) => [...l.prs])]), runs: [...joined.flatMap((l) => l.runs), run] };
+    for (const gone of joined) lanes.splice(lanes.indexOf(gone), 1);
+    lanes.push(lane);
+  }
+  return lanes.map((lane) => lane.runs.sort((a, b) => a.seq - b.seq));
 }
