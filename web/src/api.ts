@@ -56,9 +56,9 @@ export async function signOut(): Promise<void> {
   csrfToken = '';
 }
 
-/** A v1 call with the session: the same rights and checks as with a token, plus the CSRF header. */
-export async function v1<T>(endpoint: string, body: object): Promise<T> {
-  const res = await fetch(`/v1/${endpoint}`, {
+/** A call with the session: the same rights and checks as with a token, plus the CSRF header. */
+async function post<T>(path: string, body: object): Promise<T> {
+  const res = await fetch(path, {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
@@ -67,15 +67,8 @@ export async function v1<T>(endpoint: string, body: object): Promise<T> {
   return answer<T>(res);
 }
 
-export async function sandbox<T>(endpoint: string, body: object): Promise<T> {
-  const res = await fetch(`/sandbox/${endpoint}`, {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
-    body: JSON.stringify(body),
-  });
-  return answer<T>(res);
-}
+export const v1 = <T>(endpoint: string, body: object) => post<T>(`/v1/${endpoint}`, body);
+export const sandbox = <T>(endpoint: string, body: object) => post<T>(`/sandbox/${endpoint}`, body);
 
 export const api = {
   listQueues: () => v1<{ queues: QueueSummary[] }>('listQueues', {}),

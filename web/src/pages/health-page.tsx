@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type QueueHealthView } from '../api.js';
 import { useLiveQueue } from '../live.js';
-import { queueHref, type QueueRef } from '../route.js';
+import type { QueueRef } from '../route.js';
+import { BackToQueue, ErrorAlert, useQueueId } from './parts.js';
 import { Chart } from '../chart.js';
 
 const WINDOWS = [
@@ -14,26 +15,18 @@ const WINDOWS = [
 export function HealthPage({ queue }: { queue: QueueRef }) {
   const [windowIndex, setWindowIndex] = useState(1);
   const [health, setHealth] = useState<QueueHealthView | null>(null);
-  const [queueId, setQueueId] = useState<string | null>(null);
   const [error, setError] = useState('');
   const chosen = WINDOWS[windowIndex] ?? WINDOWS[1];
   const load = useCallback(() => {
     api.health(queue.repo, queue.targetBranch, chosen.hours, chosen.bucketMinutes).then(setHealth, (e: Error) => setError(e.message));
   }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, chosen.hours, chosen.bucketMinutes]);
   useEffect(load, [load]);
-  useEffect(() => {
-    api.board(queue.repo, queue.targetBranch).then((b) => setQueueId(b.queue.id), () => undefined);
-  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
-  useLiveQueue(queueId, load);
+  useLiveQueue(useQueueId(queue), load);
   const x = health?.buckets.map((b) => Date.parse(b.start) / 1000) ?? [];
   const reasons = [...new Set(health?.buckets.flatMap((b) => Object.keys(b.ejected)) ?? [])];
   return (
     <section>
-      <p>
-        <a href={queueHref(queue)}>
-          ← {queue.repo.owner}/{queue.repo.name} → {queue.targetBranch}
-        </a>
-      </p>
+      <BackToQueue queue={queue} />
       <h1>Health</h1>
       <label for="window">Window </label>
       <select id="window" value={windowIndex} onChange={(e) => setWindowIndex(Number((e.target as HTMLSelectElement).value))}>
@@ -43,11 +36,7 @@ export function HealthPage({ queue }: { queue: QueueRef }) {
           </option>
         ))}
       </select>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {health && (
         <>
           <dl class="totals">

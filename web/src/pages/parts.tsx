@@ -1,4 +1,6 @@
-import type { QueueSummary } from '../api.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type QueueSummary } from '../api.js';
+import { queueHref, type QueueRef } from '../route.js';
 
 /** What keeps a queue from moving, each with its fix. */
 export function Problems({ problems, compact = false }: { problems: QueueSummary['problems']; compact?: boolean }) {
@@ -31,4 +33,33 @@ export function relative(iso: string | undefined, now = Date.now()): string {
 
 export function StateBadge({ state }: { state: string }) {
   return <span class={`badge ${state.toLowerCase()}`}>{state.replace(/_/g, ' ')}</span>;
+}
+
+/** An error the API answered, read out by screen readers. */
+export function ErrorAlert({ error }: { error: string }) {
+  if (!error) return null;
+  return (
+    <p role="alert" class="error">
+      {error}
+    </p>
+  );
+}
+
+export function BackToQueue({ queue }: { queue: QueueRef }) {
+  return (
+    <p>
+      <a href={queueHref(queue)}>
+        ← {queue.repo.owner}/{queue.repo.name} → {queue.targetBranch}
+      </a>
+    </p>
+  );
+}
+
+/** The queue's id, which live updates name (pages address queues by repository and branch). */
+export function useQueueId(queue: QueueRef): string | null {
+  const [queueId, setQueueId] = useState<string | null>(null);
+  useEffect(() => {
+    api.board(queue.repo, queue.targetBranch).then((b) => setQueueId(b.queue.id), () => undefined);
+  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
+  return queueId;
 }

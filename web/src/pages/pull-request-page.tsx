@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type PullRequestView, type TestingDetailsView } from '../api.js';
 import { useLiveQueue } from '../live.js';
-import { queueHref, type QueueRef } from '../route.js';
-import { relative, StateBadge, when } from './parts.js';
+import type { QueueRef } from '../route.js';
+import { BackToQueue, ErrorAlert, relative, StateBadge, useQueueId, when } from './parts.js';
 
 const ENDED = new Set(['MERGED', 'FAILED', 'CANCELLED']);
 
@@ -10,13 +10,11 @@ const ENDED = new Set(['MERGED', 'FAILED', 'CANCELLED']);
 export function PullRequestPage({ queue, number }: { queue: QueueRef; number: number }) {
   const [pr, setPr] = useState<PullRequestView | null>(null);
   const [run, setRun] = useState<TestingDetailsView | null>(null);
-  const [queueId, setQueueId] = useState<string | null>(null);
   const [error, setError] = useState('');
   const load = useCallback(() => {
     api.pullRequest(queue.repo, queue.targetBranch, number).then(
       (p) => {
         setPr(p);
-        setQueueId(p.id.split(':')[0] ?? null);
         setError('');
       },
       (e: Error) => setError(e.message),
@@ -25,10 +23,7 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
     api.testingDetails(queue.repo, queue.targetBranch, number).then(setRun, (e: unknown) => (e instanceof ApiError && e.status === 404 ? setRun(null) : undefined));
   }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, number]);
   useEffect(load, [load]);
-  useEffect(() => {
-    api.board(queue.repo, queue.targetBranch).then((b) => setQueueId(b.queue.id), () => undefined);
-  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
-  useLiveQueue(queueId, load);
+  useLiveQueue(useQueueId(queue), load);
   const act = async (what: 'cancel' | 'restart') => {
     try {
       await (what === 'cancel' ? api.cancel(queue.repo, queue.targetBranch, number) : api.restart(queue.repo, queue.targetBranch, number));
@@ -39,19 +34,11 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
   };
   return (
     <section>
-      <p>
-        <a href={queueHref(queue)}>
-          ← {queue.repo.owner}/{queue.repo.name} → {queue.targetBranch}
-        </a>
-      </p>
+      <BackToQueue queue={queue} />
       <h1>
         #{number} {pr?.prTitle ?? ''} {pr && <StateBadge state={pr.state} />}
       </h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {pr && (
         <>
           <p class="meta">

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type BoardRun, type QueueBoard } from '../api.js';
 import { useLiveQueue } from '../live.js';
 import { queueHref, type QueueRef } from '../route.js';
-import { Problems, relative, StateBadge, when } from './parts.js';
+import { ErrorAlert, Problems, relative, StateBadge, when } from './parts.js';
 
 /** One queue: its runs in flight, waiting PRs with position and ETA, not-ready ones with reasons, what ended lately. */
 export function QueuePage({ queue }: { queue: QueueRef }) {
@@ -54,11 +54,7 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
           Drain
         </button>
       </div>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <Problems problems={q.problems} />
 
       <h2>{q.mode === 'parallel' ? 'Lanes in flight' : 'Runs in flight'}</h2>

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type QueueSummary, type Session } from '../api.js';
 import { useLiveQueue } from '../live.js';
 import { queueHref } from '../route.js';
-import { Problems } from './parts.js';
+import { ErrorAlert, Problems } from './parts.js';
 
 /** Every queue of the organization: state, depth, testing, merged in a day, p95 time in queue, problems. */
 export function QueuesPage({ session }: { session: Session }) {
@@ -34,11 +34,7 @@ export function QueuesPage({ session }: { session: Session }) {
   return (
     <section>
       <h1>Queues</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {sandbox && (
         <p>
           <button type="button" onClick={() => void demo()}>
