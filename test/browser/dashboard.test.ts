@@ -101,6 +101,8 @@ test('signed in: the queue is listed, a PR goes from PENDING to MERGED live with
 
   await page.goto(`${base}/#/q/sandbox/demo/live/main/health`);
   await expectText(page.locator('.totals'), /Merged\s*1/);
+  // Charts draw after the numbers render (uPlot makes its canvas in an effect): wait for them.
+  await page.locator('.chart canvas').nth(3).waitFor({ timeout: 10_000 });
   expect(await page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(4);
   await shot(page, 'health');
   await page.close();
