@@ -36,7 +36,17 @@ export interface QueueConfig {
   enqueueingLabel: string;
   createPrsForTestingBranches: boolean;
   directMergeMode: DirectMergeMode;
+  /**
+   * Minutes a running queue may go without progress (a run started or finished,
+   * a PR merged or ejected) while PRs wait before it reports itself stalled
+   * (queue.stalled, a problem in getQueue, a metric); 0 turns the alert off.
+   * Absent in queues stored before it existed: the default.
+   */
+  stallAlertMinutes?: number;
 }
+
+/** The default stall alert: past the default test timeout, so one long run alone never looks stalled. */
+export const DEFAULT_STALL_ALERT_MINUTES = 90;
 
 export const DEFAULT_QUEUE_CONFIG: Readonly<QueueConfig> = Object.freeze({
   mode: 'single',
@@ -55,4 +65,5 @@ export const DEFAULT_QUEUE_CONFIG: Readonly<QueueConfig> = Object.freeze({
   enqueueingLabel: 'merge-queue',
   createPrsForTestingBranches: false,
   directMergeMode: 'off',
+  stallAlertMinutes: DEFAULT_STALL_ALERT_MINUTES,
 });

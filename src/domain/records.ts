@@ -16,6 +16,8 @@ export interface QueueRecord {
   hostOutage?: HostOutage | null;
   /** Set while the host refuses to land passed runs for a reason no PR caused; an operator's updateQueue lifts it. */
   landingBlocked?: HostOutage | null;
+  /** Set while the queue has not moved for its stallAlertMinutes with PRs waiting (written by the runner). */
+  stalled?: HostOutage | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -57,6 +57,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const run = state.runs.find((r) => r.id === event.runId);
       if (!run || run.status !== 'running') return; // Stale: the run was cancelled or replaced.
       run.finishedAt = ctx.now;
+      ctx.progressed = true;
       if (event.conflictEntryId && run.unit.concat(run.ahead).some((h) => h.entryId === event.conflictEntryId)) {
         // Only the conflicting PR fails; everything else is rebuilt without it.
         run.status = 'failed';

@@ -26,6 +26,8 @@ export class DecisionContext {
    * walking the whole queue.
    */
   changes = 0;
+  /** Something moved in this decision (a run finished, a PR concluded); runs started are seen by their sequence. */
+  progressed = false;
   /** Lookups kept for the entries array they were built from (a new array, or a push, rebuilds them). */
   private index: { entries: EngineEntry[]; length: number; byId: Map<string, EngineEntry> } | null = null;
   private ordered: { entries: EngineEntry[]; length: number; changes: number; order: EngineEntry[] } | null = null;
@@ -112,6 +114,7 @@ export class DecisionContext {
       this.dropRun(run, 'rebuilt');
     }
     this.state.entries = this.state.entries.filter((e) => e !== entry);
+    this.progressed = true;
     if (state !== 'CANCELLED') this.recordOutcome(state === 'FAILED' ? 1 : 0);
     this.actions.push({ type: 'publish_status', entryId, prNumber: entry.prNumber, state, reason, ...(detail ? { detail } : {}) });
     const type = state === 'MERGED' ? 'pull_request.merged' : state === 'FAILED' ? 'pull_request.failed' : 'pull_request.canceled';

@@ -3,6 +3,7 @@ import { DecisionContext } from './context.js';
 import type { Decision, EngineEvent, EngineState } from './model.js';
 import { publish } from './publish.js';
 import { settle } from './settle.js';
+import { checkStall } from './stall.js';
 
 /**
  * The queue engine: the next state of a queue and the actions to carry out,
@@ -21,8 +22,10 @@ export function decide(state: EngineState, event: EngineEvent, now: number): Dec
  */
 export function decideInPlace(state: EngineState, event: EngineEvent, now: number): Decision {
   const ctx = new DecisionContext(state, now);
+  const runsStartedBefore = state.nextRunSeq;
   applyEvent(ctx, event);
   settle(ctx);
+  checkStall(ctx, runsStartedBefore);
   publish(ctx);
   return { state: ctx.state, actions: structuredClone(ctx.actions) };
 }

@@ -131,6 +131,10 @@ export interface EngineState {
   pendingBaseSha?: string | null;
   /** Heads the queue's own merges replaced, newest last: a late report of one is stale, never a move. */
   replacedBases?: string[];
+  /** When the queue last moved (a run started or finished, a PR concluded), or began waiting; absent in older states. */
+  lastProgressAt?: number;
+  /** Set while the queue has not moved for `stallAlertMinutes` with PRs waiting (see stall.ts). */
+  stalled?: { since: number; message: string } | null;
 }
 
 /** Everything that can happen to a queue. */
@@ -178,6 +182,8 @@ export interface EmittedEvent {
     | 'pull_request.canceled'
     | 'pull_request_batch.testing'
     | 'pull_request_batch.pending_failure'
+    | 'queue.stalled'
+    | 'queue.resumed'
     | 'pull_request_batch.merged'
     | 'pull_request_batch.failed';
   prNumbers: number[];

@@ -64,6 +64,13 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly queueStalled = new Gauge({
+    name: 'mq_queue_stalled',
+    help: '1 while a queue has not moved for its stallAlertMinutes with PRs waiting, per queue id.',
+    labelNames: ['queue'],
+    registers: [this.registry],
+  });
+
   readonly hostRetries = new Counter({
     name: 'mq_host_action_retries_total',
     help: 'Host actions retried after a host failure (5xx, time-out, rate limit, no answer), by action.',

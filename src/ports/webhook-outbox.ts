@@ -15,6 +15,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'pull_request_batch.pending_failure',
   'pull_request_batch.merged',
   'pull_request_batch.failed',
+  /** The queue has not moved for its stallAlertMinutes while PRs wait (pr_number null). */
+  'queue.stalled',
+  /** A stalled queue moved again, emptied or was paused (pr_number null). */
+  'queue.resumed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -24,7 +28,8 @@ export interface WebhookPayload {
   timestamp: string;
   repository: { host: string; owner: string; name: string };
   target_branch: string;
-  pr_number: number;
+  /** null for queue events (queue.stalled, queue.resumed). */
+  pr_number: number | null;
   author: string | null;
   batched: boolean;
   is_bisection: boolean;

@@ -1,3 +1,4 @@
+import { DEFAULT_STALL_ALERT_MINUTES } from '../domain/queue-config.js';
 import { priorityNameOf, skipsTheLine } from '../domain/priority.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { shownQueueState } from '../domain/queue-state.js';
@@ -89,6 +90,7 @@ export async function queueView(stores: Stores, queue: QueueRecord, cache?: Enqu
     branch: queue.targetBranch,
     state: shownQueueState(queue.requestedState, queue.modeSwitchStartedAt),
     ...queue.config,
+    stallAlertMinutes: queue.config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES,
     createdAt: queue.createdAt.toISOString(),
     updatedAt: queue.updatedAt.toISOString(),
     problems: problemsOf(queue, lastRun),
@@ -101,6 +103,7 @@ function problemsOf(queue: QueueRecord, lastRun: TestRunRecord | null): QueueVie
   const problems: QueueView['problems'] = [];
   if (queue.hostOutage) problems.push({ kind: 'host_unavailable', since: queue.hostOutage.since.toISOString(), message: queue.hostOutage.message });
   if (queue.landingBlocked) problems.push({ kind: 'landing_blocked', since: queue.landingBlocked.since.toISOString(), message: queue.landingBlocked.message });
+  if (queue.stalled) problems.push({ kind: 'queue_stalled', since: queue.stalled.since.toISOString(), message: `${queue.stalled.message} The other problems listed, if any, say why; otherwise look at the runs in flight and their CI.` });
   // The last run ended with no result from its required checks: usually CI that does not run on test branches.
   const silent = lastRun?.status === 'failed' ? lastRun.failureStatuses.filter((s) => s.startsWith(TIMED_OUT_PREFIX)).map((s) => s.slice(TIMED_OUT_PREFIX.length)) : [];
   if (lastRun?.finishedAt && silent.length > 0) {

@@ -401,13 +401,17 @@ export class QueueRunner {
     const switching = state.switchingToMode !== null;
     const outage = shownNote(state.hostOutage);
     const blocked = shownNote(state.landingBlocked);
+    const stalled = shownNote(state.stalled);
     const outageChanged = !sameNote(outage, queue.hostOutage ?? null);
     const blockedChanged = !sameNote(blocked, queue.landingBlocked ?? null);
-    if (switching === (queue.modeSwitchStartedAt !== null) && !outageChanged && !blockedChanged) return;
+    const stalledChanged = !sameNote(stalled, queue.stalled ?? null);
+    this.options.metrics?.queueStalled.set({ queue: worker.queueId }, stalled ? 1 : 0);
+    if (switching === (queue.modeSwitchStartedAt !== null) && !outageChanged && !blockedChanged && !stalledChanged) return;
     const updated = await this.options.stores.queues.update(worker.queueId, {
       ...(switching !== (queue.modeSwitchStartedAt !== null) ? { modeSwitchStartedAt: switching ? new Date(this.now()) : null } : {}),
       ...(outageChanged ? { hostOutage: outage } : {}),
       ...(blockedChanged ? { landingBlocked: blocked } : {}),
+      ...(stalledChanged ? { stalled } : {}),
       updatedAt: new Date(this.now()),
     });
     if (updated) worker.queue = updated;

@@ -9,6 +9,7 @@ import type { OutgoingEvent, WebhookPayload } from '../ports/webhook-outbox.js';
  * replayed action publishes the same ids and receivers can drop repeats.
  */
 export async function outgoingEvents(stores: Stores, queue: QueueRecord, event: EmittedEvent, at: Date): Promise<OutgoingEvent[]> {
+  if (event.type === 'queue.stalled' || event.type === 'queue.resumed') return [queueEvent(queue, event, at)];
   const run = event.runId ? await stores.testRuns.findByEngineRunId(queue.id, event.runId) : null;
   const batch = event.type.startsWith('pull_request_batch.');
   const events: OutgoingEvent[] = [];
@@ -31,4 +32,21 @@ export async function outgoingEvents(stores: Stores, queue: QueueRecord, event: 
     events.push({ id: `evt_${queue.id}_${event.seq}_${prNumber}`, orderingKey: `${queue.id}:${prNumber}`, sequence: event.seq, payload });
   }
   return events;
+}
+
+/** A queue-wide event: one per subscription, ordered with the queue's other queue-wide events. */
+function queueEvent(queue: QueueRecord, event: EmittedEvent, at: Date): OutgoingEvent {
+  const payload: WebhookPayload = {
+    type: event.type,
+    timestamp: at.toISOString(),
+    repository: { ...queue.repo },
+    target_branch: queue.targetBranch,
+    pr_number: null,
+    author: null,
+    batched: false,
+    is_bisection: false,
+    test_branch: null,
+    test_branch_sha: null,
+  };
+  return { id: `evt_${queue.id}_${event.seq}_queue`, orderingKey: `${queue.id}:queue`, sequence: event.seq, payload };
 }

@@ -1,5 +1,5 @@
 import type { Connection, Types } from 'mongoose';
-import type { QueueConfig } from '../../domain/queue-config.js';
+import { DEFAULT_STALL_ALERT_MINUTES, type QueueConfig } from '../../domain/queue-config.js';
 import type { RequestedQueueState } from '../../domain/queue-state.js';
 import type { HostOutage, QueueRecord } from '../../domain/records.js';
 import { orgKey, repoKey, type RepoRef } from '../../domain/repo.js';
@@ -20,6 +20,7 @@ type Doc = {
   modeSwitchStartedAt?: Date | null;
   hostOutage?: HostOutage | null;
   landingBlocked?: HostOutage | null;
+  stalled?: HostOutage | null;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -30,11 +31,13 @@ function toRecord(doc: Doc): QueueRecord {
     id: doc._id.toHexString(),
     repo: { host: doc.repo.host, owner: doc.repo.owner, name: doc.repo.name },
     targetBranch: doc.targetBranch,
-    config: requiredStatuses ? { ...config, requiredStatuses } : config,
+    // Queues stored before the stall alert existed have the default.
+    config: { ...config, stallAlertMinutes: config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES, ...(requiredStatuses ? { requiredStatuses } : {}) },
     requestedState: doc.requestedState,
     modeSwitchStartedAt: doc.modeSwitchStartedAt ?? null,
     hostOutage: doc.hostOutage?.since ? { since: doc.hostOutage.since, message: doc.hostOutage.message } : null,
     landingBlocked: doc.landingBlocked?.since ? { since: doc.landingBlocked.since, message: doc.landingBlocked.message } : null,
+    stalled: doc.stalled?.since ? { since: doc.stalled.since, message: doc.stalled.message } : null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -90,6 +93,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       if (change.modeSwitchStartedAt !== undefined) set.modeSwitchStartedAt = change.modeSwitchStartedAt;
       if (change.hostOutage !== undefined) set.hostOutage = change.hostOutage;
       if (change.landingBlocked !== undefined) set.landingBlocked = change.landingBlocked;
+      if (change.stalled !== undefined) set.stalled = change.stalled;
       const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
       await Queues.updateOne({ _id }, update);
       const doc = await Queues.findById(_id).lean<Doc>();

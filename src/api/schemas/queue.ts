@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES } from '../../domain/queue-config.js';
 import { QUEUE_STATES, REQUESTED_QUEUE_STATES } from '../../domain/queue-state.js';
-import { lowerCaseEnum, queueIdentity, repoSchema, uint32, upperCaseEnum } from './common.js';
+import { integer, lowerCaseEnum, queueIdentity, repoSchema, uint32, upperCaseEnum } from './common.js';
 import { pullRequestView } from './pull-request.js';
 
 export const queueRequest = z.object(queueIdentity);
@@ -35,6 +35,9 @@ export const updateQueueRequest = z.object({
   enqueueingLabel: z.string().min(1).max(50).optional(),
   createPrsForTestingBranches: z.boolean().optional(),
   directMergeMode: lowerCaseEnum(DIRECT_MERGE_MODES).optional(),
+  stallAlertMinutes: integer(0, 7 * 24 * 60)
+    .optional()
+    .describe('Minutes without progress (a run started or finished, a PR merged or ejected) while PRs wait before the queue reports itself stalled; 0 turns the alert off. Default 90.'),
 });
 export type UpdateQueueRequest = z.infer<typeof updateQueueRequest>;
 
@@ -61,12 +64,13 @@ export const queueView = z.object({
   enqueueingLabel: z.string(),
   createPrsForTestingBranches: z.boolean(),
   directMergeMode: z.enum(DIRECT_MERGE_MODES),
+  stallAlertMinutes: z.number(),
   createdAt: z.string(),
   updatedAt: z.string(),
   problems: z
-    .array(z.object({ kind: z.enum(['host_unavailable', 'landing_blocked', 'checks_never_reported']), since: z.string(), message: z.string() }))
+    .array(z.object({ kind: z.enum(['host_unavailable', 'landing_blocked', 'checks_never_reported', 'queue_stalled']), since: z.string(), message: z.string() }))
     .describe(
-      'What keeps the queue from moving that is not a PR\'s fault (empty when nothing): `host_unavailable`, the repository host failing (its actions retried with back-off); `landing_blocked`, the host refusing to land passed runs for a reason no PR caused (the message says the fix; any updateQueue resumes landing); `checks_never_reported`, the last test run got no result from its required checks in time (usually CI not running on `mq/**`).',
+      'What keeps the queue from moving that is not a PR\'s fault (empty when nothing): `host_unavailable`, the repository host failing (its actions retried with back-off); `landing_blocked`, the host refusing to land passed runs for a reason no PR caused (the message says the fix; any updateQueue resumes landing); `checks_never_reported`, the last test run got no result from its required checks in time (usually CI not running on `mq/**`); `queue_stalled`, nothing started, finished or merged for `stallAlertMinutes` while PRs wait.',
     ),
   enqueuedPullRequests: z.array(pullRequestView),
 });

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES } from '../../../domain/queue-config.js';
+import { DEFAULT_STALL_ALERT_MINUTES, DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES } from '../../../domain/queue-config.js';
 import { REQUESTED_QUEUE_STATES } from '../../../domain/queue-state.js';
 
 const repoSchema = new Schema(
@@ -27,6 +27,7 @@ const configSchema = new Schema(
     enqueueingLabel: { type: String, required: true },
     createPrsForTestingBranches: { type: Boolean, required: true },
     directMergeMode: { type: String, enum: DIRECT_MERGE_MODES, required: true },
+    stallAlertMinutes: { type: Number, default: DEFAULT_STALL_ALERT_MINUTES },
   },
   { _id: false },
 );
@@ -43,6 +44,7 @@ const queueSchema = new Schema(
     modeSwitchStartedAt: { type: Date, default: null },
     hostOutage: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
     landingBlocked: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
+    stalled: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
