@@ -25,6 +25,7 @@ if (!loaded.ok) {
 }
 const config = loaded.config;
 const log = createLogger(config);
+for (const warning of loaded.warnings ?? []) log.warn(warning);
 
 let database: OpenDatabase;
 try {
@@ -88,7 +89,7 @@ log.info(
   config.MQ_SANDBOX ? 'sandbox host on: repositories on host "sandbox" are simulated' : 'sandbox host off',
 );
 if (github) log.info({ host: github.hostName }, 'GitHub App configured: webhooks at /api/github/webhooks');
-else log.info('GitHub App not configured (set APP_ID, PRIVATE_KEY and WEBHOOK_SECRET): API and sandbox only');
+else log.info('GitHub App not configured (set APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, and WEBHOOK_SECRET): API and sandbox only');
 
 const app = await buildServer({
   stores: database.stores,

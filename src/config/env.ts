@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { decodeWebhookSecretKey } from '../webhooks/secret-key.js';
 
@@ -23,6 +25,8 @@ export const envSchema = z.object({
       .optional(),
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` (one object a line) or `pretty` (coloured lines for people). Unset: pretty when stdout is a terminal, else JSON. */
+  LOG_FORMAT: optionalString.pipe(z.enum(['json', 'pretty']).optional()),
   /** Where the local FerretDB keeps its data when MONGODB_URI is unset. */
   MQ_DATA_DIR: optionalString,
   /** Loopback port of the local FerretDB shared by the service and the `mq` CLI. */
@@ -62,6 +66,8 @@ export const envSchema = z.object({
   // The GitHub App. Optional until the GitHub host is configured.
   APP_ID: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a numeric GitHub App id').optional()),
   PRIVATE_KEY: optionalString,
+  /** The GitHub App's .pem file (Probot's convention); PRIVATE_KEY wins when both are set, as in Probot. */
+  PRIVATE_KEY_PATH: optionalString,
   WEBHOOK_SECRET: optionalString,
   GHE_HOST: optionalString,
   /** The GitHub REST API's address when it is not the host's default (a GHE.com data-residency host, a test double). */
@@ -78,17 +84,59 @@ function missingGitHubAppVariables(config: Config): string[] {
   return present.length === 0 ? [] : GITHUB_APP_VARIABLES.filter((v) => config[v] === undefined);
 }
 
-export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string };
+/** A PEM private key as GitHub hands it out (PKCS#1) or converted (PKCS#8). */
+const PEM_PRIVATE_KEY = /-----BEGIN (RSA )?PRIVATE KEY-----[\s\S]+-----END (RSA )?PRIVATE KEY-----/;
 
-/** Parses the environment; a bad value comes back as a message naming the variable. */
+/**
+ * PRIVATE_KEY_PATH, read into PRIVATE_KEY (relative paths from the working
+ * directory). The file's content is never part of a message.
+ */
+function readPrivateKeyFile(path: string): { ok: true; key: string } | { ok: false; message: string } {
+  const shown = `Invalid configuration: PRIVATE_KEY_PATH=${JSON.stringify(path)}`;
+  let text: string;
+  try {
+    text = readFileSync(resolve(path), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a file' : code === 'EACCES' ? 'the file is not readable' : `the file cannot be read (${code ?? String(error)})`;
+    return { ok: false, message: `${shown}: ${why}; it must name the GitHub App's private key (.pem) file.` };
+  }
+  if (!PEM_PRIVATE_KEY.test(text)) {
+    return { ok: false, message: `${shown}: the file is not a PEM private key (expected -----BEGIN RSA PRIVATE KEY----- … -----END RSA PRIVATE KEY-----, the .pem file GitHub generates for the App).` };
+  }
+  return { ok: true, key: text };
+}
+
+export type ConfigResult = { ok: true; config: Config; warnings?: string[] } | { ok: false; message: string };
+
+/**
+ * Parses the environment; a bad value comes back as a message naming the variable.
+ * PRIVATE_KEY_PATH's file is read here and becomes PRIVATE_KEY for the rest of the
+ * service; settings that are valid but worth a word come back as warnings.
+ */
 export function loadConfig(env: Record<string, string | undefined>): ConfigResult {
   const parsed = envSchema.safeParse(env);
   if (parsed.success) {
-    const missing = missingGitHubAppVariables(parsed.data);
-    if (missing.length > 0) {
-      return { ok: false, message: `Invalid configuration: ${missing.join(', ')} must be set too: the GitHub App needs APP_ID, PRIVATE_KEY and WEBHOOK_SECRET together.` };
+    const config = parsed.data;
+    const warnings: string[] = [];
+    if (config.PRIVATE_KEY_PATH !== undefined) {
+      if (config.PRIVATE_KEY !== undefined) {
+        // Probot's rule: the key in the environment wins, the file is not read.
+        warnings.push('PRIVATE_KEY and PRIVATE_KEY_PATH are both set: PRIVATE_KEY is used, PRIVATE_KEY_PATH is ignored.');
+      } else {
+        const file = readPrivateKeyFile(config.PRIVATE_KEY_PATH);
+        if (!file.ok) return { ok: false, message: file.message };
+        config.PRIVATE_KEY = file.key;
+      }
     }
-    return { ok: true, config: parsed.data };
+    const missing = missingGitHubAppVariables(config);
+    if (missing.length > 0) {
+      return {
+        ok: false,
+        message: `Invalid configuration: ${missing.join(', ')} must be set too: the GitHub App needs APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET together.`,
+      };
+    }
+    return warnings.length > 0 ? { ok: true, config, warnings } : { ok: true, config };
   }
   const lines = parsed.error.issues.map((issue) => {
     const variable = String(issue.path[0] ?? 'environment');

@@ -1,3 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { loadConfig } from '../../src/config/env.js';
 
 describe('loadConfig', () => {
@@ -33,6 +37,7 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['APP_ID', 'my-app'],
     ['MQ_LOCAL_DB_PORT', '0'],
+    ['LOG_FORMAT', 'xml'],
   ])('a bad %s=%s is an error naming the variable', (variable, value) => {
     const result = loadConfig({ [variable]: value });
     expect(result.ok).toBe(false);
@@ -62,5 +67,77 @@ describe('the GitHub App variables', () => {
     if (!result.ok) expect(result.message).toMatch(/PRIVATE_KEY must be set/);
     expect(loadConfig({ APP_ID: '1', PRIVATE_KEY: 'k', WEBHOOK_SECRET: 's' }).ok).toBe(true);
     expect(loadConfig({}).ok).toBe(true);
+  });
+});
+
+describe('PRIVATE_KEY_PATH (Probot\'s convention)', () => {
+  const { privateKey: pem } = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  let dir: string;
+  let keyFile: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mq-env-'));
+    keyFile = join(dir, 'app.private-key.pem');
+    writeFileSync(keyFile, pem);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('the file is read and stands for PRIVATE_KEY with APP_ID and WEBHOOK_SECRET', () => {
+    const result = loadConfig({ APP_ID: '1', PRIVATE_KEY_PATH: keyFile, WEBHOOK_SECRET: 's' });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.config.PRIVATE_KEY).toBe(pem);
+    expect(result.warnings).toBeUndefined();
+  });
+
+  test('a relative path is taken from the working directory', () => {
+    const result = loadConfig({ APP_ID: '1', PRIVATE_KEY_PATH: relative(process.cwd(), keyFile), WEBHOOK_SECRET: 's' });
+    expect(result.ok && result.config.PRIVATE_KEY).toBe(pem);
+  });
+
+  test('a PKCS#8 key is a PEM too', () => {
+    const { privateKey: pkcs8 } = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const file = join(dir, 'pkcs8.pem');
+    writeFileSync(file, pkcs8);
+    expect(loadConfig({ APP_ID: '1', PRIVATE_KEY_PATH: file, WEBHOOK_SECRET: 's' }).ok).toBe(true);
+  });
+
+  test('it still needs APP_ID and WEBHOOK_SECRET, and they need a key', () => {
+    const alone = loadConfig({ PRIVATE_KEY_PATH: keyFile });
+    expect(alone.ok).toBe(false);
+    if (!alone.ok) expect(alone.message).toMatch(/APP_ID, WEBHOOK_SECRET must be set too/);
+    const noKey = loadConfig({ APP_ID: '1', WEBHOOK_SECRET: 's' });
+    expect(noKey.ok).toBe(false);
+    if (!noKey.ok) expect(noKey.message).toMatch(/PRIVATE_KEY must be set too.*PRIVATE_KEY_PATH/);
+  });
+
+  test('a missing file is an error naming the variable and the path', () => {
+    const missing = join(dir, 'nope.pem');
+    const result = loadConfig({ APP_ID: '1', PRIVATE_KEY_PATH: missing, WEBHOOK_SECRET: 's' });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toContain(`PRIVATE_KEY_PATH=${JSON.stringify(missing)}: no such file`);
+  });
+
+  test('a directory is an error naming the variable', () => {
+    const result = loadConfig({ APP_ID: '1', PRIVATE_KEY_PATH: dir, WEBHOOK_SECRET: 's' });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toMatch(/PRIVATE_KEY_PATH=.*a directory/);
+  });
+
+  test('a file that is not a PEM private key is an error that does not show its content', () => {
+    const notPem = join(dir, 'public.pem');
+    writeFileSync(notPem, 'ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC-not-a-private-key user@host\n');
+    const result = loadConfig({ APP_ID: '1', PRIVATE_KEY_PATH: notPem, WEBHOOK_SECRET: 's' });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.message).toMatch(/PRIVATE_KEY_PATH=.*not a PEM private key/);
+    expect(result.message).not.toContain('AAAAB3NzaC1yc2E');
+  });
+
+  test('PRIVATE_KEY wins over PRIVATE_KEY_PATH, as in Probot, with a warning; the file is not read', () => {
+    const result = loadConfig({ APP_ID: '1', PRIVATE_KEY: 'from-env', PRIVATE_KEY_PATH: join(dir, 'does-not-exist.pem'), WEBHOOK_SECRET: 's' });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.config.PRIVATE_KEY).toBe('from-env');
+    expect(result.warnings).toEqual([expect.stringMatching(/PRIVATE_KEY is used, PRIVATE_KEY_PATH is ignored/)]);
   });
 });
