@@ -163,6 +163,8 @@ test('keyboard only: sign in with Tab and Enter; the queue page fits a phone wit
   await api('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
   const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });
   await page.goto(base);
+  // The form appears once the page has asked whether a session exists.
+  await page.getByLabel('Organization API token').waitFor();
   await page.keyboard.press('Tab');
   expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id)).toBe('token');
   await page.keyboard.type(token);
