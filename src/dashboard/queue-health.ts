@@ -15,6 +15,8 @@ export interface HealthBucket {
   ejected: Record<string, number>;
   cancelled: number;
   restarts: number;
+  /** Failed runs tested again by the queue (retryFailedTests). */
+  retries: number;
   /** Test runs that finished in the bucket (CI runs spent). */
   ciRuns: number;
   /** Minutes from submission to merge, for PRs merged in the bucket (null when none merged). */
@@ -31,6 +33,7 @@ export interface QueueHealth {
     merged: number;
     ejected: Record<string, number>;
     restarts: number;
+    retries: number;
     ciRuns: number;
     /** CI runs spent per merged PR over the window (null when nothing merged). */
     ciRunsPerMerged: number | null;
@@ -44,7 +47,7 @@ const MINUTE_MS = 60_000;
 export function queueHealth(entries: QueueEntryRecord[], runs: TestRunRecord[], window: { from: number; to: number; bucketMs: number }): QueueHealth {
   const { from, to, bucketMs } = window;
   const count = Math.max(1, Math.ceil((to - from) / bucketMs));
-  const buckets: HealthBucket[] = Array.from({ length: count }, (_, i) => ({ start: from + i * bucketMs, merged: 0, ejected: {}, cancelled: 0, restarts: 0, ciRuns: 0, timeInQueueP50: null, timeInQueueP95: null }));
+  const buckets: HealthBucket[] = Array.from({ length: count }, (_, i) => ({ start: from + i * bucketMs, merged: 0, ejected: {}, cancelled: 0, restarts: 0, retries: 0, ciRuns: 0, timeInQueueP50: null, timeInQueueP95: null }));
   const waits: number[][] = buckets.map(() => []);
   const bucketOf = (at: number): number | null => (at < from || at >= to ? null : Math.min(count - 1, Math.floor((at - from) / bucketMs)));
 
@@ -58,6 +61,7 @@ export function queueHealth(entries: QueueEntryRecord[], runs: TestRunRecord[], 
       if (index === null) continue;
       const bucket = buckets[index] as HealthBucket;
       if (event.reason === 'restart_requested') bucket.restarts += 1;
+      if (event.reason === 'retried') bucket.retries += 1;
       if (event.state === 'MERGED') {
         bucket.merged += 1;
         (waits[index] as number[]).push((at - attemptStart) / MINUTE_MS);
@@ -92,6 +96,7 @@ export function queueHealth(entries: QueueEntryRecord[], runs: TestRunRecord[], 
       merged,
       ejected,
       restarts: buckets.reduce((n, b) => n + b.restarts, 0),
+      retries: buckets.reduce((n, b) => n + b.retries, 0),
       ciRuns,
       ciRunsPerMerged: merged > 0 ? Math.round((ciRuns / merged) * 100) / 100 : null,
       timeInQueueP50: percentile(all, 0.5),

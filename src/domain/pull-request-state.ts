@@ -52,5 +52,6 @@ export const STATE_CHANGE_REASONS = [
   'not_mergeable',
   'bisecting',
   'proven_by_later_run',
+  'retried',
 ] as const;
 export type StateChangeReason = (typeof STATE_CHANGE_REASONS)[number];

@@ -43,6 +43,12 @@ export interface QueueConfig {
    * Absent in queues stored before it existed: the default.
    */
   stallAlertMinutes?: number;
+  /**
+   * Flake tolerance: a PR whose own run failed its checks is tested again this
+   * many times before it is ejected (each retry is on its timeline). Absent in
+   * queues stored before it existed: 0.
+   */
+  retryFailedTests?: number;
 }
 
 /** The default stall alert: past the default test timeout, so one long run alone never looks stalled. */
@@ -66,4 +72,5 @@ export const DEFAULT_QUEUE_CONFIG: Readonly<QueueConfig> = Object.freeze({
   createPrsForTestingBranches: false,
   directMergeMode: 'off',
   stallAlertMinutes: DEFAULT_STALL_ALERT_MINUTES,
+  retryFailedTests: 0,
 });

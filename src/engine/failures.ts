@@ -33,7 +33,9 @@ export function decideFailures(ctx: DecisionContext): void {
     const detail = run.failedChecks.length > 0 ? run.failedChecks.join(', ') : undefined;
     const reason = run.failureReason ?? 'failed_tests';
     if (run.unit.length === 1) {
-      ctx.conclude(run.unit[0]?.entryId as string, 'FAILED', reason, detail);
+      const entryId = run.unit[0]?.entryId as string;
+      if (retry(ctx, run, entryId, reason, detail)) continue;
+      ctx.conclude(entryId, 'FAILED', reason, detail);
       continue;
     }
     bisect(ctx, run);
@@ -58,4 +60,21 @@ function bisect(ctx: DecisionContext, run: EngineRun): void {
       ctx.hint(entry.id, 'bisecting');
     }
   });
+}
+
+/**
+ * Flake tolerance (retryFailedTests): a PR whose own run failed its checks is
+ * tested again, up to the queue's number of retries, before it is ejected. A
+ * conflict or a time-out is not retried: running it again would say the same.
+ */
+function retry(ctx: DecisionContext, run: EngineRun, entryId: string, reason: string, detail: string | undefined): boolean {
+  const entry = ctx.entry(entryId);
+  const allowed = ctx.state.config.retryFailedTests ?? 0;
+  const done = entry?.retries ?? 0;
+  if (!entry || reason !== 'failed_tests' || done >= allowed) return false;
+  entry.retries = done + 1;
+  ctx.entryChanged();
+  ctx.hint(entry.id, 'retried', `retry ${done + 1} of ${allowed}${detail ? ` after: ${detail}` : ''}`);
+  ctx.dropRun(run, 'retried');
+  return true;
 }

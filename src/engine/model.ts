@@ -45,6 +45,8 @@ export interface EngineEntry {
   unitKey: string | null;
   /** Set when this entry's unit came from bisecting a failed batch. */
   bisection: boolean;
+  /** Failed runs of its own this attempt has been tested again after (retryFailedTests); absent: none. */
+  retries?: number;
   /** When the entry became PENDING (batch waiting counts from here). */
   admittedAt: number | null;
   /**

@@ -44,9 +44,11 @@ export function publish(ctx: DecisionContext): void {
     const run = runOf(state, entry.id);
     const next = derivedState(entry, run);
     entry.state = next;
-    if (ctx.before.get(entry.id) === next) continue;
     const hint = ctx.hints.get(entry.id);
-    const reason = hint && next !== 'TESTING' && next !== 'TESTS_PASSED' ? hint.reason : defaultReason(next, run);
+    // Unchanged states are not published again, but a retry is (TESTING → TESTING, on a new run).
+    if (ctx.before.get(entry.id) === next && hint?.reason !== 'retried') continue;
+    // A retry shows itself even when the new run starts in the same decision.
+    const reason = hint && ((next !== 'TESTING' && next !== 'TESTS_PASSED') || hint.reason === 'retried') ? hint.reason : defaultReason(next, run);
     const detail = next === 'PENDING_FAILURE' && run?.failedChecks.length ? run.failedChecks.join(', ') : hint?.detail;
     ctx.actions.push({ type: 'publish_status', entryId: entry.id, prNumber: entry.prNumber, state: next, reason, ...(detail ? { detail } : {}) });
     if (next === 'PENDING') ctx.emit({ type: 'pull_request.queued', prNumbers: [entry.prNumber], reason });

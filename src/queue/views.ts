@@ -91,6 +91,7 @@ export async function queueView(stores: Stores, queue: QueueRecord, cache?: Enqu
     state: shownQueueState(queue.requestedState, queue.modeSwitchStartedAt),
     ...queue.config,
     stallAlertMinutes: queue.config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES,
+    retryFailedTests: queue.config.retryFailedTests ?? 0,
     createdAt: queue.createdAt.toISOString(),
     updatedAt: queue.updatedAt.toISOString(),
     problems: problemsOf(queue, lastRun),

@@ -47,7 +47,7 @@ function run(finishedMinute: number, status: TestRunRecord['status'], built = tr
 test('merges, time in queue, ejections by reason, restarts and CI runs land in the bucket of the hour they happened', () => {
   const entries = [
     entry(1, [[0, 'NOT_READY', 'submitted'], [1, 'TESTING', 'test_started'], [30, 'MERGED', 'merged']]),
-    entry(2, [[10, 'NOT_READY', 'submitted'], [20, 'TESTING', 'restart_requested'], [70, 'MERGED', 'merged']]),
+    entry(2, [[10, 'NOT_READY', 'submitted'], [20, 'TESTING', 'restart_requested'], [40, 'TESTING', 'retried'], [70, 'MERGED', 'merged']]),
     entry(3, [[5, 'NOT_READY', 'submitted'], [65, 'FAILED', 'failed_tests']]),
     entry(4, [[5, 'NOT_READY', 'submitted'], [66, 'FAILED', 'merge_conflict']]),
     // Cancelled, then submitted again and merged: each attempt counts from its own submission.
@@ -63,7 +63,7 @@ test('merges, time in queue, ejections by reason, restarts and CI runs land in t
   expect(health.buckets[1]?.ejected).toEqual({ failed_tests: 1, merge_conflict: 1 });
   // Waits: #1 30 min (hour 0); #2 60 min and #5 10 min (hour 1).
   expect([health.buckets[0]?.timeInQueueP50, health.buckets[1]?.timeInQueueP50, health.buckets[1]?.timeInQueueP95]).toEqual([30, 10, 60]);
-  expect(health.totals).toEqual({ merged: 3, ejected: { failed_tests: 1, merge_conflict: 1 }, restarts: 1, ciRuns: 4, ciRunsPerMerged: 1.33, timeInQueueP50: 30, timeInQueueP95: 60 });
+  expect(health.totals).toEqual({ merged: 3, ejected: { failed_tests: 1, merge_conflict: 1 }, restarts: 1, retries: 1, ciRuns: 4, ciRunsPerMerged: 1.33, timeInQueueP50: 30, timeInQueueP95: 60 });
 });
 
 test('events outside the window are left out; an empty window has no percentiles', () => {

@@ -66,6 +66,7 @@ export const REASON_TEXTS: Readonly<Record<StateChangeReason, string>> = {
   not_mergeable: 'GitHub says it cannot be merged (a conflict, or a required review or check is missing)',
   bisecting: 'its batch failed and is being split to find the cause',
   proven_by_later_run: 'a later test run that includes it passed',
+  retried: 'its failed test run is run again (retryFailedTests)',
 };
 
 /** Leaving the queue for these is nobody's failure, so the check run is neutral rather than cancelled. */

@@ -38,6 +38,9 @@ export const updateQueueRequest = z.object({
   stallAlertMinutes: integer(0, 7 * 24 * 60)
     .optional()
     .describe('Minutes without progress (a run started or finished, a PR merged or ejected) while PRs wait before the queue reports itself stalled; 0 turns the alert off. Default 90.'),
+  retryFailedTests: integer(0, 5)
+    .optional()
+    .describe('Flake tolerance: a PR whose own test run failed is tested again this many times before it is ejected (each retry is on its timeline, reason `retried`). Default 0.'),
 });
 export type UpdateQueueRequest = z.infer<typeof updateQueueRequest>;
 
@@ -65,6 +68,7 @@ export const queueView = z.object({
   createPrsForTestingBranches: z.boolean(),
   directMergeMode: z.enum(DIRECT_MERGE_MODES),
   stallAlertMinutes: z.number(),
+  retryFailedTests: z.number(),
   createdAt: z.string(),
   updatedAt: z.string(),
   problems: z

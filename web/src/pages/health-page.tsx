@@ -52,12 +52,14 @@ export function HealthPage({ queue }: { queue: QueueRef }) {
             <dd>{Object.entries(health.totals.ejected).map(([r, n]) => `${r.replace(/_/g, ' ')}: ${n}`).join(', ') || 'none'}</dd>
             <dt>Restarts</dt>
             <dd>{health.totals.restarts}</dd>
+            <dt>Retries of failed runs</dt>
+            <dd>{health.totals.retries}</dd>
           </dl>
           <Chart title="Time in queue (minutes)" x={x} series={[{ label: 'p50', values: health.buckets.map((b) => b.timeInQueueP50) }, { label: 'p95', values: health.buckets.map((b) => b.timeInQueueP95) }]} />
           <Chart title={`Merged per ${chosen.bucketMinutes >= 60 ? `${chosen.bucketMinutes / 60} h` : `${chosen.bucketMinutes} min`}`} x={x} series={[{ label: 'merged', values: health.buckets.map((b) => b.merged) }]} bars />
           <Chart title="CI runs per merged PR" x={x} series={[{ label: 'CI runs / merged', values: health.buckets.map((b) => (b.merged > 0 ? b.ciRuns / b.merged : null)) }]} />
           <Chart title="Ejections by reason" x={x} series={reasons.map((r) => ({ label: r.replace(/_/g, ' '), values: health.buckets.map((b) => b.ejected[r] ?? 0) }))} bars />
-          <Chart title="Restarts" x={x} series={[{ label: 'restarts', values: health.buckets.map((b) => b.restarts) }]} bars />
+          <Chart title="Restarts and retries" x={x} series={[{ label: 'restarts', values: health.buckets.map((b) => b.restarts) }, { label: 'retries', values: health.buckets.map((b) => b.retries) }]} bars />
         </>
       )}
     </section>

@@ -28,6 +28,7 @@ const configSchema = new Schema(
     createPrsForTestingBranches: { type: Boolean, required: true },
     directMergeMode: { type: String, enum: DIRECT_MERGE_MODES, required: true },
     stallAlertMinutes: { type: Number, default: DEFAULT_STALL_ALERT_MINUTES },
+    retryFailedTests: { type: Number, default: 0 },
   },
   { _id: false },
 );
