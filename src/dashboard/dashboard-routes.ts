@@ -33,8 +33,8 @@ export function dashboardRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       handler: async (request, reply) => {
         const found = await findQueue(deps.stores, request.body.repo, request.body.targetBranch);
         if (!found.ok) return sendFailure(reply, found.failure);
-        const state = await deps.runner.engineState(found.value.id);
-        return buildBoard(deps.stores, found.value, state, deps.now().getTime(), deps.enqueuedCache);
+        const [state, forecast] = await Promise.all([deps.runner.engineState(found.value.id), deps.runner.mergeForecast(found.value.id)]);
+        return buildBoard(deps.stores, found.value, state, forecast, deps.now().getTime(), deps.enqueuedCache);
       },
     });
 

@@ -4,7 +4,7 @@ import type { Stores } from '../ports/stores.js';
 import type { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { pullRequestViews, queueView } from '../queue/views.js';
 import type { BoardRun, PullRequestView, QueueBoard } from '../api/schemas/dashboard.js';
-import { queueEta } from './merge-eta.js';
+import type { QueueForecast } from '../runner/queue-runner.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECENT_SHOWN = 50;
@@ -16,14 +16,13 @@ const RECENT_SHOWN = 50;
  * record by id), the PRs that ended in the last day, and each waiting PR's
  * forecast merge time.
  */
-export async function queueBoard(stores: Stores, queue: QueueRecord, state: EngineState | null, now: number, cache?: EnqueuedEntriesCache): Promise<QueueBoard> {
+export async function queueBoard(stores: Stores, queue: QueueRecord, state: EngineState | null, forecast: QueueForecast, now: number, cache?: EnqueuedEntriesCache): Promise<QueueBoard> {
   const since = new Date(now - DAY_MS);
-  const [view, finished, ended] = await Promise.all([
+  const [view, ended] = await Promise.all([
     queueView(stores, queue, cache),
-    stores.testRuns.listFinishedSince(queue.id, since),
     stores.entries.page({ queueId: queue.id, states: ['MERGED', 'FAILED', 'CANCELLED'], since, take: RECENT_SHOWN }),
   ]);
-  const { byEntry: eta, history, samples } = await queueEta(stores, queue, state, now, finished);
+  const { byEntry: eta, history, samples } = forecast;
   for (const pr of view.enqueuedPullRequests) {
     const at = eta.get(pr.id);
     if (at !== undefined) pr.estimatedMergeAt = new Date(at).toISOString();

@@ -100,7 +100,7 @@ export async function queueView(stores: Stores, queue: QueueRecord, cache?: Enqu
 }
 
 /** What keeps the queue from moving that is no PR's fault. */
-function problemsOf(queue: QueueRecord, lastRun: TestRunRecord | null): QueueView['problems'] {
+export function problemsOf(queue: QueueRecord, lastRun: TestRunRecord | null): QueueView['problems'] {
   const problems: QueueView['problems'] = [];
   if (queue.hostOutage) problems.push({ kind: 'host_unavailable', since: queue.hostOutage.since.toISOString(), message: queue.hostOutage.message });
   if (queue.landingBlocked) problems.push({ kind: 'landing_blocked', since: queue.landingBlocked.since.toISOString(), message: queue.landingBlocked.message });

@@ -13,7 +13,7 @@ import { isHostAction, type ActionContext } from './execute-actions.js';
 import { recordDecision } from './record-decision.js';
 import { decideInputs, loadState, PoisonInput, positionsOf } from './decide-inputs.js';
 import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
-import { forecastMerges } from '../forecast/merge-forecast.js';
+import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
 import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
 
@@ -67,10 +67,18 @@ interface QueueWorker {
   outage: { since: number; attempts: number } | null;
   /** Queue-order positions of the current state, computed once per version when a status needs them. */
   positions: { version: number; byEntry: Map<string, number> } | null;
-  /** Forecast merge times of the current state, computed once per version when a status needs them. */
-  etas?: { version: number; byEntry: Map<string, number> };
+  /** Forecast merge times of the current state, computed once per version (and history read) when asked. */
+  forecast?: { version: number; historyReadAt: number; byEntry: MergeForecast };
   /** The queue's recent CI durations and failure share, for the forecast. */
-  ciHistory?: { readAt: number; history: CiHistory };
+  ciHistory?: { readAt: number; history: CiHistory; samples: number };
+}
+
+/** A queue's forecast merge times (epoch ms by entry id) and the CI history they rest on. */
+export interface QueueForecast {
+  byEntry: MergeForecast;
+  history: CiHistory;
+  /** How many finished runs the history comes from (0: the defaults). */
+  samples: number;
 }
 
 /** The forecast's CI history: runs of the last day, read again at most once a minute. */
@@ -200,6 +208,36 @@ export class QueueRunner {
     }
   }
 
+  /**
+   * Forecast merge times of a queue (check runs, the API's views, the dashboard).
+   * The writer computes them once per state version, on CI history read at most
+   * once a minute; a replica that is not the writer loads the state to answer.
+   */
+  async mergeForecast(queueId: string): Promise<QueueForecast> {
+    const worker = this.workers.get(queueId);
+    if (worker) return this.forecastOf(worker);
+    const loaded = await this.options.stores.engine.load(queueId);
+    const state = loaded ? loadState(loaded.snapshot, loaded.decisions) : null;
+    const { history, samples } = await this.ciHistory(queueId);
+    return { byEntry: state ? forecastMerges(state, history, this.now()) : new Map(), history, samples };
+  }
+
+  private async forecastOf(worker: QueueWorker): Promise<QueueForecast> {
+    const now = this.now();
+    if (!worker.ciHistory || now - worker.ciHistory.readAt > CI_HISTORY_TTL_MS) worker.ciHistory = { readAt: now, ...(await this.ciHistory(worker.queueId)) };
+    if (worker.forecast?.version !== worker.version || worker.forecast.historyReadAt !== worker.ciHistory.readAt) {
+      worker.forecast = { version: worker.version, historyReadAt: worker.ciHistory.readAt, byEntry: forecastMerges(worker.state, worker.ciHistory.history, now) };
+    }
+    return { byEntry: worker.forecast.byEntry, history: worker.ciHistory.history, samples: worker.ciHistory.samples };
+  }
+
+  /** The queue's CI over the last day: median run duration and failure share (and how many runs said so). */
+  private async ciHistory(queueId: string): Promise<{ history: CiHistory; samples: number }> {
+    const finished = await this.options.stores.testRuns.listFinishedSince(queueId, new Date(this.now() - CI_HISTORY_WINDOW_MS));
+    const samples = ciSamples(finished);
+    return { history: ciHistoryOf(samples), samples: samples.length };
+  }
+
   /** The engine's current view of a queue (tests and diagnostics). */
   async engineState(queueId: string): Promise<EngineState | null> {
     const worker = this.workers.get(queueId);
@@ -305,6 +343,8 @@ export class QueueRunner {
           return;
         }
         worker.state = decided.state;
+        // A finished run changes the CI history the forecast rests on: read it again when next asked.
+        if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
         // Persist, then act, and only while the lease holds: a writer that lost it does neither.
         if (!this.leaseValid(worker)) {
           this.workers.delete(queueId);
@@ -399,19 +439,18 @@ export class QueueRunner {
   private async syncQueueRecord(worker: QueueWorker): Promise<void> {
     const { queue, state } = worker;
     const switching = state.switchingToMode !== null;
-    const outage = shownNote(state.hostOutage);
-    const blocked = shownNote(state.landingBlocked);
-    const stalled = shownNote(state.stalled);
-    const outageChanged = !sameNote(outage, queue.hostOutage ?? null);
-    const blockedChanged = !sameNote(blocked, queue.landingBlocked ?? null);
-    const stalledChanged = !sameNote(stalled, queue.stalled ?? null);
-    this.options.metrics?.queueStalled.set({ queue: worker.queueId }, stalled ? 1 : 0);
-    if (switching === (queue.modeSwitchStartedAt !== null) && !outageChanged && !blockedChanged && !stalledChanged) return;
+    // Queue-wide notes the engine keeps under the same names the queue record shows them by.
+    const notes: Partial<Record<(typeof QUEUE_NOTES)[number], HostOutage | null>> = {};
+    for (const field of QUEUE_NOTES) {
+      const shown = shownNote(state[field]);
+      if (!sameNote(shown, queue[field] ?? null)) notes[field] = shown;
+    }
+    this.options.metrics?.queueStalled.set({ queue: worker.queueId }, state.stalled ? 1 : 0);
+    const switchChanged = switching !== (queue.modeSwitchStartedAt !== null);
+    if (!switchChanged && Object.keys(notes).length === 0) return;
     const updated = await this.options.stores.queues.update(worker.queueId, {
-      ...(switching !== (queue.modeSwitchStartedAt !== null) ? { modeSwitchStartedAt: switching ? new Date(this.now()) : null } : {}),
-      ...(outageChanged ? { hostOutage: outage } : {}),
-      ...(blockedChanged ? { landingBlocked: blocked } : {}),
-      ...(stalledChanged ? { stalled } : {}),
+      ...(switchChanged ? { modeSwitchStartedAt: switching ? new Date(this.now()) : null } : {}),
+      ...notes,
       updatedAt: new Date(this.now()),
     });
     if (updated) worker.queue = updated;
@@ -432,18 +471,7 @@ export class QueueRunner {
         if (worker.positions?.version !== worker.version) worker.positions = { version: worker.version, byEntry: positionsOf(worker.state) };
         return worker.positions.byEntry.get(entryId);
       },
-      estimatedMergeAt: async (entryId) => {
-        // Once per state version (a burst of statuses shares it), on CI history read at most once a minute.
-        if (worker.etas?.version !== worker.version) {
-          const now = this.now();
-          if (!worker.ciHistory || now - worker.ciHistory.readAt > CI_HISTORY_TTL_MS) {
-            const finished = await this.options.stores.testRuns.listFinishedSince(worker.queueId, new Date(now - CI_HISTORY_WINDOW_MS));
-            worker.ciHistory = { readAt: now, history: ciHistoryOf(ciSamples(finished)) };
-          }
-          worker.etas = { version: worker.version, byEntry: forecastMerges(worker.state, worker.ciHistory.history, now) };
-        }
-        return worker.etas.byEntry.get(entryId);
-      },
+      estimatedMergeAt: async (entryId) => (await this.forecastOf(worker)).byEntry.get(entryId),
     };
   }
 
@@ -530,7 +558,10 @@ function initialState(queue: QueueRecord): EngineState {
   return { ...initialEngineState(queue.targetBranch, queue.config), requestedState: queue.requestedState };
 }
 
-/** A queue-wide note of the engine's (an outage, a blocked landing) as the queue record shows it. */
+/** The engine's queue-wide notes that the queue record shows (written by the runner alone). */
+const QUEUE_NOTES = ['hostOutage', 'landingBlocked', 'stalled'] as const;
+
+/** A queue-wide note of the engine's (an outage, a blocked landing, a stall) as the queue record shows it. */
 function shownNote(note: { since: number; message: string } | null | undefined): HostOutage | null {
   return note ? { since: new Date(note.since), message: note.message } : null;
 }

@@ -3,25 +3,10 @@
  * engine starts, merges and times out nothing, and no PR changes state or place;
  * the outage does not count toward a run's test timeout.
  */
-import { decide } from '../../src/engine/decide.js';
-import { initialEngineState } from '../../src/engine/initial-state.js';
-import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../src/engine/model.js';
+import type { EngineAction } from '../../src/engine/model.js';
+import { MINUTE, queueDriver } from './support/queue-driver.js';
 
-const MINUTE = 60_000;
-const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
-
-function queue() {
-  let state: EngineState = initialEngineState('main', { concurrency: 1, testingTimeoutMinutes: 60 }, 'base0');
-  const log: EngineAction[] = [];
-  const send = (event: EngineEvent, at: number) => {
-    const decision = decide(state, event, at);
-    state = decision.state;
-    log.push(...decision.actions);
-    return decision;
-  };
-  const submit = (n: number, at: number) => send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`) }, at);
-  return { send, submit, log, get state() { return state; }, states: () => Object.fromEntries(state.entries.map((e) => [e.prNumber, e.state])) };
-}
+const queue = () => queueDriver({ concurrency: 1, testingTimeoutMinutes: 60 });
 
 test('a run does not time out during an outage, and the outage does not count toward its timeout', () => {
   const q = queue();

@@ -3,24 +3,13 @@
  * is tested again up to N times (each retry on its timeline, reason `retried`)
  * before it is ejected; a conflict is never retried.
  */
-import { decide } from '../../src/engine/decide.js';
-import { initialEngineState } from '../../src/engine/initial-state.js';
-import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../src/engine/model.js';
-
-const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
+import { facts, queueDriver } from './support/queue-driver.js';
 
 function queue(retryFailedTests: number) {
-  let state: EngineState = initialEngineState('main', { concurrency: 1, retryFailedTests }, 'base0');
-  const log: EngineAction[] = [];
-  const send = (event: EngineEvent, at = 0) => {
-    const decision = decide(state, event, at);
-    state = decision.state;
-    log.push(...decision.actions);
-    return decision;
-  };
-  const statuses = (pr: number) => log.flatMap((a) => (a.type === 'publish_status' && a.prNumber === pr ? [`${a.state}:${a.reason}${a.detail ? `:${a.detail}` : ''}`] : []));
-  const runs = () => log.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []));
-  return { send, statuses, runs, get state() { return state; } };
+  const q = queueDriver({ concurrency: 1, retryFailedTests });
+  const statuses = (pr: number) => q.log.flatMap((a) => (a.type === 'publish_status' && a.prNumber === pr ? [`${a.state}:${a.reason}${a.detail ? `:${a.detail}` : ''}`] : []));
+  const runs = () => q.log.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []));
+  return Object.assign(q, { statuses, runs });
 }
 
 test('a failing PR is tested again twice, each retry shown with the failed check, then ejected', () => {

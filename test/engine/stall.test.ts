@@ -3,25 +3,12 @@
  * stallAlertMinutes says so once (queue.stalled) and once when it moves again
  * (queue.resumed). Idle, paused or switched-off queues never stall.
  */
-import { decide } from '../../src/engine/decide.js';
-import { initialEngineState } from '../../src/engine/initial-state.js';
-import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../src/engine/model.js';
-
-const MINUTE = 60_000;
-const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
+import { MINUTE, queueDriver } from './support/queue-driver.js';
 
 function queue(config: { stallAlertMinutes?: number; testingTimeoutMinutes?: number } = {}) {
-  let state: EngineState = initialEngineState('main', { concurrency: 1, testingTimeoutMinutes: 600, stallAlertMinutes: 30, ...config }, 'base0');
-  const log: EngineAction[] = [];
-  const send = (event: EngineEvent, at: number) => {
-    const decision = decide(state, event, at);
-    state = decision.state;
-    log.push(...decision.actions);
-    return decision;
-  };
-  const submit = (n: number, at: number) => send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`) }, at);
-  const emitted = () => log.flatMap((a) => (a.type === 'emit' && a.event.type.startsWith('queue.') ? [a.event.type] : []));
-  return { send, submit, log, emitted, get state() { return state; } };
+  const q = queueDriver({ concurrency: 1, testingTimeoutMinutes: 600, stallAlertMinutes: 30, ...config });
+  const emitted = () => q.log.flatMap((a) => (a.type === 'emit' && a.event.type.startsWith('queue.') ? [a.event.type] : []));
+  return Object.assign(q, { emitted });
 }
 
 test('no progress for 30 minutes with PRs in line: stalled once, with a wake-up at the deadline; the next run finishing resumes it once', () => {

@@ -3,7 +3,6 @@ import { PRIORITY_NAMES } from '../../domain/priority.js';
 import { isTerminal } from '../../domain/pull-request-state.js';
 import { listPullRequests } from '../../queue/list-pull-requests.js';
 import { pullRequestView, pullRequestViews } from '../../queue/views.js';
-import { queueEta } from '../../dashboard/merge-eta.js';
 import {
   getSubmittedPullRequestRequest,
   listPullRequestsRequest,
@@ -69,8 +68,7 @@ export function pullRequestRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         if (!result.ok) return sendFailure(reply, result.failure);
         const view = await pullRequestView(stores, result.value.queue, result.value.entry, { includeTimeline: includeTimeline === true });
         if (isTerminal(result.value.entry.state) || result.value.entry.state === 'NOT_READY') return view;
-        const eta = await queueEta(stores, result.value.queue, await deps.runner.engineState(result.value.queue.id), deps.now().getTime());
-        const at = eta.byEntry.get(result.value.entry.id);
+        const at = (await deps.runner.mergeForecast(result.value.queue.id)).byEntry.get(result.value.entry.id);
         return at === undefined ? view : { ...view, estimatedMergeAt: new Date(at).toISOString() };
       },
     });

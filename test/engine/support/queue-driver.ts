@@ -1,0 +1,29 @@
+import type { QueueConfig } from '../../../src/domain/queue-config.js';
+import { decide } from '../../../src/engine/decide.js';
+import { initialEngineState } from '../../../src/engine/initial-state.js';
+import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../../src/engine/model.js';
+
+export const MINUTE = 60_000;
+export const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
+
+/** One queue driven through decide() event by event, at given times, keeping every action it decided. */
+export function queueDriver(config: Partial<QueueConfig>) {
+  let state: EngineState = initialEngineState('main', config, 'base0');
+  const log: EngineAction[] = [];
+  const send = (event: EngineEvent, at = 0) => {
+    const decision = decide(state, event, at);
+    state = decision.state;
+    log.push(...decision.actions);
+    return decision;
+  };
+  const submit = (n: number, at = 0) => send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`) }, at);
+  return {
+    send,
+    submit,
+    log,
+    get state() {
+      return state;
+    },
+    states: () => Object.fromEntries(state.entries.map((e) => [e.prNumber, e.state])),
+  };
+}
