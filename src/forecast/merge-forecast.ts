@@ -142,6 +142,18 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
     if (batch.length >= capacity) flush(true);
   }
   flush(false);
+  // A single queue lands in queue order (each run holds everything ahead of it): no PR
+  // merges before one ahead of it, whatever its own run's timing (e.g. it is tested
+  // already while an urgent PR that passed it waits for a slot).
+  if (single) {
+    let floor = now;
+    for (const entry of order) {
+      const eta = forecast.get(entry.id);
+      if (eta === undefined) continue;
+      floor = Math.max(floor, eta);
+      forecast.set(entry.id, floor);
+    }
+  }
   return forecast;
 }
 

@@ -175,7 +175,7 @@ test('property: over any engine history, only queued PRs get an ETA, none before
         if (state.requestedState === 'RUNNING' && !state.landingBlocked) expect(etas.size).toBe(order.length);
       }
     }),
-    { numRuns: 100 },
+    { numRuns: 100, ...(process.env.MQ_FORECAST_SEED ? { seed: Number(process.env.MQ_FORECAST_SEED), path: process.env.MQ_FORECAST_PATH, endOnFailure: true } : {}) },
   );
 });
 
