@@ -1,3 +1,4 @@
+import { queueFileJsonSchema } from '../queue-file/queue-file-schema.js';
 import { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
@@ -147,6 +148,9 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   await app.register(fastifyCookie);
   await app.register(sessionRoutes(deps, { lifetimeMs: options.sessionLifetimeMs }));
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The queue file's JSON Schema, for editors: `# yaml-language-server: $schema=<this service>/schemas/merge-queue.schema.json`.
+  const queueFileSchemaJson = queueFileJsonSchema();
+  app.get('/schemas/merge-queue.schema.json', { schema: { hide: true } }, async () => queueFileSchemaJson);
 
   await app.register(
     async (v1) => {

@@ -18,8 +18,17 @@ export interface QueueRecord {
   landingBlocked?: HostOutage | null;
   /** Set while the queue has not moved for its stallAlertMinutes with PRs waiting (written by the runner). */
   stalled?: HostOutage | null;
+  /** Set while the repository's queue file configures this queue: the file wins over updateQueue. */
+  configFile?: QueueFileSource | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** The committed file a queue's settings came from. */
+export interface QueueFileSource {
+  path: string;
+  commitSha: string;
+  appliedAt: Date;
 }
 
 /** The repository host failing (5xx, time-outs, rate limits): since when, and its last words. */

@@ -1,15 +1,20 @@
 import type { Context, Probot } from 'probot';
+import { DEFAULT_QUEUE_CONFIG } from '../domain/queue-config.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { HostEvents } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { PullRequestService } from '../queue/pull-request-service.js';
+import type { QueueService } from '../queue/queue-service.js';
 import { parseComment, type QueueCommand } from './commands.js';
+import { applyDefaultBranchQueueFile, pushTouchesQueueFile, resyncOrganization, syncQueueFileOnPush } from './queue-file-sync.js';
 import { noQueueComment, replyTo } from './replies.js';
 
 /** What the webhook handlers hand events to. They only translate: the runner decides. */
 export interface GitHubAppDeps {
   stores: Stores;
   pullRequests: PullRequestService;
+  /** Queues the repository's `.github/merge-queue.yml` creates and configures. */
+  queues: QueueService;
   events: HostEvents;
   /** Check results on a commit changed (check run, check suite, status). */
   checksChanged(repo: RepoRef, sha: string): Promise<void>;
@@ -52,9 +57,11 @@ export function githubApp(deps: GitHubAppDeps) {
       withRepo(context, async (repo, payload) => {
         const pr = payload.pull_request as { number: number; base: { ref: string } };
         const label = (payload.label as { name?: string } | undefined)?.name ?? '';
-        const queue = await deps.stores.queues.find(repo, pr.base.ref);
+        // Only the default label may create a queue from the file (any other label on a repository without queues costs nothing).
+        const mayConfigure = context.payload.action === 'labeled' && label.toLowerCase() === DEFAULT_QUEUE_CONFIG.enqueueingLabel;
+        const queue = mayConfigure ? await findOrConfigure(deps, context, repo, pr.base.ref) : await deps.stores.queues.find(repo, pr.base.ref);
         if (!queue) {
-          if (context.payload.action === 'labeled' && label.toLowerCase() === 'merge-queue') {
+          if (mayConfigure) {
             await context.octokit.rest.issues.createComment(context.issue({ body: noQueueComment(pr.base.ref) }));
           }
           return;
@@ -104,7 +111,7 @@ export function githubApp(deps: GitHubAppDeps) {
         const reply = (body: string) => context.octokit.rest.issues.createComment(context.issue({ body }));
         if (parsed.kind === 'invalid') return void (await reply(replyTo(parsed.message)));
         const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
-        const queue = await deps.stores.queues.find(repo, pull.base.ref);
+        const queue = await findOrConfigure(deps, context, repo, pull.base.ref);
         if (!queue) return void (await reply(noQueueComment(pull.base.ref)));
         if (!queue.config.commandsEnabled) return void (await reply(replyTo(`Commands are turned off for the \`${pull.base.ref}\` queue.`)));
         if (!(await canWrite(context, comment.user.login))) {
@@ -140,7 +147,14 @@ export function githubApp(deps: GitHubAppDeps) {
         const ref = String(payload.ref ?? '');
         const after = String(payload.after ?? '');
         if (!ref.startsWith('refs/heads/') || /^0+$/.test(after)) return; // Tags and branch deletions.
-        await deps.events.branchMoved(repo, ref.slice('refs/heads/'.length), after);
+        const branch = ref.slice('refs/heads/'.length);
+        await deps.events.branchMoved(repo, branch, after);
+        if (!pushTouchesQueueFile(payload as Parameters<typeof pushTouchesQueueFile>[0])) return;
+        // The queue file changed: checked on the pushed commit, applied when it is the default branch's.
+        const defaultBranch = String((payload.repository as { default_branch?: string }).default_branch ?? '');
+        const onDefaultBranch = branch === defaultBranch;
+        await syncQueueFileOnPush(deps, context.octokit, repo, { sha: after, onDefaultBranch, defaultBranch });
+        if (onDefaultBranch && repo.name === '.github') await resyncOrganization(deps, context.octokit, repo.host, repo.owner);
       }),
     );
 
@@ -167,6 +181,18 @@ export function githubApp(deps: GitHubAppDeps) {
       }),
     );
   };
+}
+
+/**
+ * The queue for a PR's target branch; when there is none yet, the queue file on
+ * the default branch (the repository's own, or its organization's fallback) may
+ * name it: created from the file then (a repository that never pushed its own file).
+ */
+async function findOrConfigure(deps: GitHubAppDeps, context: Context, repo: RepoRef, branch: string) {
+  const queue = await deps.stores.queues.find(repo, branch);
+  if (queue) return queue;
+  const changes = await applyDefaultBranchQueueFile(deps, context.octokit, repo);
+  return changes?.some((c) => c.targetBranch === branch) ? deps.stores.queues.find(repo, branch) : null;
 }
 
 /** Queued PRs of this repository waiting at head `sha` (commit statuses never name PRs; checks of forks' PRs do not). */

@@ -2,7 +2,7 @@
 export function noQueueComment(baseBranch: string): string {
   return [
     `There is no merge queue for \`${baseBranch}\` in this repository, so this pull request was not queued.`,
-    'An administrator can create one with the `createQueue` API call, or retarget the pull request to a branch that has a queue.',
+    `A queue is created by naming the branch under \`queues:\` in \`.github/merge-queue.yml\` on the default branch (or with the \`createQueue\` API call); or retarget the pull request to a branch that has a queue.`,
   ].join('\n\n');
 }
 

@@ -97,6 +97,7 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
         githubApp({
           stores,
           pullRequests: deps.pullRequests,
+          queues: deps.queues,
           events: bound,
           checksChanged: async (repo, sha) => {
             await host.onCommitChecksChanged(repo, sha);

@@ -6,6 +6,7 @@ import type {
   ImpactedTargetsRecord,
   PullRequestFacts,
   QueueEntryRecord,
+  QueueFileSource,
   QueueRecord,
   TestRunRecord,
   TimelineEvent,
@@ -69,7 +70,7 @@ export interface QueueStore {
   listForOrg(host: string, owner: string, repo?: RepoRef): Promise<QueueRecord[]>;
   update(
     id: string,
-    change: { config?: QueueConfig; requestedState?: RequestedQueueState; modeSwitchStartedAt?: Date | null; hostOutage?: HostOutage | null; landingBlocked?: HostOutage | null; stalled?: HostOutage | null; updatedAt: Date },
+    change: { config?: QueueConfig; requestedState?: RequestedQueueState; modeSwitchStartedAt?: Date | null; hostOutage?: HostOutage | null; landingBlocked?: HostOutage | null; stalled?: HostOutage | null; configFile?: QueueFileSource | null; updatedAt: Date },
   ): Promise<QueueRecord | null>;
   /** Deletes the queue and everything kept under it (targets, runs, entries). */
   delete(id: string): Promise<void>;

@@ -1,5 +1,5 @@
 import { DEFAULT_QUEUE_CONFIG, type QueueConfig, type QueueMode } from '../domain/queue-config.js';
-import type { QueueRecord } from '../domain/records.js';
+import type { QueueFileSource, QueueRecord } from '../domain/records.js';
 import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
@@ -25,7 +25,7 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
   // (Within this process only; several replicas would need a conditional write.)
   const updates = new KeyedMutex();
 
-  async function updateNow(input: UpdateQueueRequest): Promise<Outcome<QueueRecord>> {
+  async function updateNow(input: UpdateQueueRequest, fromFile?: QueueFileSource): Promise<Outcome<QueueRecord>> {
     const found = await findQueue(stores, input.repo, input.targetBranch);
     if (!found.ok) return found;
     const queue = found.value;
@@ -36,7 +36,16 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       return invalid('Give either requiredStatuses or deleteRequiredStatuses, not both.');
     }
     const { repo: _repo, targetBranch: _branch, state, requiredStatuses, deleteRequiredStatuses, ...settings } = input;
-    const config: QueueConfig = { ...queue.config };
+    // The repository's file wins: settings it configures change there, reviewed like code.
+    const named = [...Object.keys(settings).filter((key) => (settings as Record<string, unknown>)[key] !== undefined), ...(requiredStatuses !== undefined || deleteRequiredStatuses ? ['requiredStatuses'] : [])];
+    if (queue.configFile && !fromFile && named.length > 0) {
+      const { path, commitSha } = queue.configFile;
+      return conflict(
+        `The queue for ${describeQueue(queue.repo, queue.targetBranch)} is configured by ${path} (commit ${commitSha.slice(0, 7)}): change ${named.map((k) => `\`${k}\``).join(', ')} there. updateQueue can still pause, drain or resume it.`,
+      );
+    }
+    // A file says the whole configuration: what it leaves out takes the default.
+    const config: QueueConfig = fromFile ? { ...DEFAULT_QUEUE_CONFIG } : { ...queue.config };
     for (const [key, value] of Object.entries(settings)) {
       if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
     }
@@ -46,6 +55,7 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
     const updated = await stores.queues.update(queue.id, {
       config,
       ...(state ? { requestedState: state } : {}),
+      ...(fromFile ? { configFile: fromFile } : {}),
       updatedAt: now(),
     });
     if (!updated) return notFound(`No queue exists for ${describeQueue(input.repo, input.targetBranch)}.`);
@@ -82,8 +92,14 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       return succeed(inserted.value);
     },
 
-    update(input: UpdateQueueRequest): Promise<Outcome<QueueRecord>> {
-      return updates.run(`${repoKey(input.repo)}\n${input.targetBranch}`, () => updateNow(input));
+    /** `fromFile`: the settings come from the repository's queue file (the whole configuration; the queue is then the file's). */
+    update(input: UpdateQueueRequest, fromFile?: QueueFileSource): Promise<Outcome<QueueRecord>> {
+      return updates.run(`${repoKey(input.repo)}\n${input.targetBranch}`, () => updateNow(input, fromFile));
+    },
+
+    /** The file no longer names this queue: updateQueue configures it again, from the settings it has. */
+    async releaseFromFile(queue: QueueRecord): Promise<void> {
+      await updates.run(`${repoKey(queue.repo)}\n${queue.targetBranch}`, () => stores.queues.update(queue.id, { configFile: null, updatedAt: now() }));
     },
 
     async delete(input: { repo: RepoRef; targetBranch: string }): Promise<Outcome<QueueRecord>> {

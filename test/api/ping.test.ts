@@ -30,3 +30,11 @@ test('a wrong token or a session cookie changes nothing: /ping never authenticat
   expect(res.statusCode).toBe(200);
   expect(res.body).toBe('PONG');
 });
+
+test('GET /schemas/merge-queue.schema.json serves the queue file schema to editors, without a token', async () => {
+  const res = await h.app.inject({ method: 'GET', url: '/schemas/merge-queue.schema.json' });
+  expect(res.statusCode).toBe(200);
+  const schema = res.json<{ $schema: string; properties: { queues: { additionalProperties: unknown } } }>();
+  expect(schema.$schema).toMatch(/json-schema\.org/);
+  expect(JSON.stringify(schema.properties.queues.additionalProperties)).toContain('retryFailedTests');
+});

@@ -1,7 +1,7 @@
 import type { Connection, Types } from 'mongoose';
 import { DEFAULT_STALL_ALERT_MINUTES, type QueueConfig } from '../../domain/queue-config.js';
 import type { RequestedQueueState } from '../../domain/queue-state.js';
-import type { HostOutage, QueueRecord } from '../../domain/records.js';
+import type { HostOutage, QueueFileSource, QueueRecord } from '../../domain/records.js';
 import { orgKey, repoKey, type RepoRef } from '../../domain/repo.js';
 import type { QueueStore } from '../../ports/stores.js';
 import { isDuplicateKeyError } from './errors.js';
@@ -21,6 +21,7 @@ type Doc = {
   hostOutage?: HostOutage | null;
   landingBlocked?: HostOutage | null;
   stalled?: HostOutage | null;
+  configFile?: QueueFileSource | null;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -38,6 +39,7 @@ function toRecord(doc: Doc): QueueRecord {
     hostOutage: doc.hostOutage?.since ? { since: doc.hostOutage.since, message: doc.hostOutage.message } : null,
     landingBlocked: doc.landingBlocked?.since ? { since: doc.landingBlocked.since, message: doc.landingBlocked.message } : null,
     stalled: doc.stalled?.since ? { since: doc.stalled.since, message: doc.stalled.message } : null,
+    configFile: doc.configFile?.commitSha ? { path: doc.configFile.path, commitSha: doc.configFile.commitSha, appliedAt: doc.configFile.appliedAt } : null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -94,6 +96,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       if (change.hostOutage !== undefined) set.hostOutage = change.hostOutage;
       if (change.landingBlocked !== undefined) set.landingBlocked = change.landingBlocked;
       if (change.stalled !== undefined) set.stalled = change.stalled;
+      if (change.configFile !== undefined) set.configFile = change.configFile;
       const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
       await Queues.updateOne({ _id }, update);
       const doc = await Queues.findById(_id).lean<Doc>();

@@ -69,6 +69,11 @@ export const queueView = z.object({
   directMergeMode: z.enum(DIRECT_MERGE_MODES),
   stallAlertMinutes: z.number(),
   retryFailedTests: z.number(),
+  configuredBy: z
+    .union([z.literal('api'), z.object({ file: z.string(), commitSha: z.string(), appliedAt: z.string() })])
+    .describe(
+      'Where the settings come from: `api` (updateQueue), or the repository\'s queue file and the commit it was applied from. The file wins: while it names this queue, updateQueue may change only `state`.',
+    ),
   createdAt: z.string(),
   updatedAt: z.string(),
   problems: z

@@ -97,9 +97,10 @@ export class FakeRepo {
   /**
    * A push from outside the queue: one new commit with one new change. `change` names
    * it (and is its conflict key unless `conflictKey` is given), so `declareConflict`
-   * can make it clash with a PR.
+   * can make it clash with a PR. `files` writes files (null deletes one), which the
+   * contents API serves and push payloads list.
    */
-  push(branch: string, options: { change?: string; conflictKey?: string; message?: string; author?: string } = {}): Sha {
+  push(branch: string, options: { change?: string; conflictKey?: string; message?: string; author?: string; files?: Record<string, string | null> } = {}): Sha {
     return this.fake.state.pushChange(this.r, branch, options);
   }
 

@@ -18,6 +18,8 @@ export interface Change {
   conflictKey: string;
   /** The message of the commit that introduced it (rebase merges replay it). */
   message: string;
+  /** Files it writes (null: deletes), for the contents API; most changes write none. */
+  files?: Readonly<Record<string, string | null>>;
 }
 
 export interface Commit {
@@ -136,9 +138,18 @@ export interface CheckRun {
   completedAt: string | null;
   detailsUrl: string | null;
   externalId: string | null;
-  output: { title: string | null; summary: string | null; text: string | null };
+  output: { title: string | null; summary: string | null; text: string | null; annotations?: CheckAnnotation[] };
   appId: number;
   checkSuiteId: number;
+}
+
+/** A line a check run points at (GitHub shows it in the diff). */
+export interface CheckAnnotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  message: string;
 }
 
 export interface CommitStatus {

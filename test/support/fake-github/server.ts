@@ -170,13 +170,18 @@ async function handle(options: ServerOptions, req: IncomingMessage, res: ServerR
     return reply(501, { message: `fake-github does not implement ${operation.operationId}`, documentation_url: DOCS });
   }
 
-  const ctx: RouteContext = { state: options.state, shapes: options.shapes(), params: match.params, query, body, actor, url: new URL(req.url ?? '/', options.shapes().api) };
+  const ctx: RouteContext = { state: options.state, shapes: options.shapes(), params: match.params, query, body, actor, url: new URL(req.url ?? '/', options.shapes().api), accept: String(req.headers.accept ?? '') };
   let result: RouteResult;
   try {
     result = handler(ctx);
   } catch (error) {
     if (!(error instanceof GitHubError)) throw error;
     result = { status: error.status, body: { message: error.message, documentation_url: `${DOCS}#${operation.operationId}`, ...error.extra, status: String(error.status) } };
+  }
+  if (result.raw) {
+    record.status = result.status;
+    res.writeHead(result.status, { 'content-type': result.raw.contentType, 'x-github-media-type': 'github.v3; param=raw', ...result.headers });
+    return void res.end(result.raw.text);
   }
   reply(result.status, checkedResponse(options, operation, result, violate), result.headers);
 }

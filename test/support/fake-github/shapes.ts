@@ -307,7 +307,7 @@ export class Shapes {
       conclusion: run.conclusion,
       started_at: run.startedAt,
       completed_at: run.completedAt,
-      output: { ...run.output, annotations_count: 0, annotations_url: `${this.api}/repos/${repo.fullName}/check-runs/${run.id}/annotations` },
+      output: { title: run.output.title, summary: run.output.summary, text: run.output.text, annotations_count: run.output.annotations?.length ?? 0, annotations_url: `${this.api}/repos/${repo.fullName}/check-runs/${run.id}/annotations` },
       name: run.name,
       check_suite: { id: run.checkSuiteId },
       app: app ? this.app(app) : null,

@@ -196,7 +196,7 @@ export class FakeState {
   newChange(repo: Repo, conflictKey: string, message: string, id?: string): Change {
     let changeId = id ?? conflictKey;
     for (let i = 2; repo.changes.has(changeId); i++) changeId = `${id ?? conflictKey}.${i}`;
-    const change = { id: changeId, conflictKey, message };
+    const change: Change = { id: changeId, conflictKey, message };
     repo.changes.set(changeId, change);
     return change;
   }
@@ -207,6 +207,8 @@ export class FakeState {
 
   /** A sha (full or ≥7-char prefix), `refs/heads/x`, `heads/x`, `tags/x` or a branch name. */
   resolve(repo: Repo, refish: string): Sha | undefined {
+    // GitHub reads HEAD as the default branch's head.
+    if (refish === 'HEAD') return this.branchHead(repo, repo.defaultBranch);
     for (const candidate of [refish, `refs/${refish}`, `refs/heads/${refish}`, `refs/tags/${refish}`]) {
       const sha = repo.refs.get(candidate);
       if (sha) return sha;
@@ -276,13 +278,42 @@ export class FakeState {
     }
   }
 
+  /** A file's content at a commit: the last change in its tree that wrote it (undefined: no such file). */
+  fileAt(repo: Repo, sha: Sha, path: string): string | undefined {
+    const tree = this.getCommit(sha).tree;
+    for (let i = tree.length - 1; i >= 0; i--) {
+      const files = repo.changes.get(tree[i]!)?.files;
+      if (files && path in files) return files[path] ?? undefined;
+    }
+    return undefined;
+  }
+
+  /** Files a commit changed against its first parent, as a push payload lists them. */
+  filesChangedBy(repo: Repo, sha: Sha): { added: string[]; removed: string[]; modified: string[] } {
+    const commit = this.getCommit(sha);
+    const parent = commit.parents[0];
+    const before = new Set(parent ? this.getCommit(parent).tree : []);
+    const paths = new Set<string>();
+    for (const id of commit.tree) if (!before.has(id)) for (const path of Object.keys(repo.changes.get(id)?.files ?? {})) paths.add(path);
+    const changed = { added: [] as string[], removed: [] as string[], modified: [] as string[] };
+    for (const path of paths) {
+      const was = parent ? this.fileAt(repo, parent, path) : undefined;
+      const now = this.fileAt(repo, sha, path);
+      if (now === undefined) {
+        if (was !== undefined) changed.removed.push(path);
+      } else (was === undefined ? changed.added : changed.modified).push(path);
+    }
+    return changed;
+  }
+
   /** A new commit on a branch carrying one new change (a push from outside the queue). */
-  pushChange(repo: Repo, branch: string, options: { change?: string; conflictKey?: string; message?: string; author?: string } = {}): Sha {
+  pushChange(repo: Repo, branch: string, options: { change?: string; conflictKey?: string; message?: string; author?: string; files?: Record<string, string | null> } = {}): Sha {
     const parent = this.branchHead(repo, branch);
     const parentTree = parent ? this.getCommit(parent).tree : [];
     const key = options.conflictKey ?? options.change ?? `push-${this.nextId()}`;
     const message = options.message ?? `Change ${options.change ?? key}`;
     const change = this.newChange(repo, key, message, options.change);
+    if (options.files) change.files = { ...options.files };
     const author = options.author ?? repo.owner;
     const commit = this.commit(repo, { parents: parent ? [parent] : [], tree: [...parentTree, change.id], message, author });
     this.setRef(repo, `refs/heads/${branch}`, commit.sha, author);

@@ -254,7 +254,7 @@ export class FakeWebhooks {
     const commitJson = (sha: string) => {
       const c = state.getCommit(sha);
       const person = { name: c.author, email: `${c.author}@users.noreply.github.com`, username: c.author };
-      return { id: c.sha, tree_id: treeSha(c.tree), distinct: true, message: c.message, timestamp: c.date, url: `${shapes.web}/${repo.fullName}/commit/${c.sha}`, author: person, committer: person, added: [], removed: [], modified: [] };
+      return { id: c.sha, tree_id: treeSha(c.tree), distinct: true, message: c.message, timestamp: c.date, url: `${shapes.web}/${repo.fullName}/commit/${c.sha}`, author: person, committer: person, ...state.filesChangedBy(repo, c.sha) };
     };
     const commits = e.deleted ? [] : e.created ? [e.after] : commitsBetween(state.commits, e.before, e.after).map((c) => c.sha);
     const sender = state.user(e.sender);

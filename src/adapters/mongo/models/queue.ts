@@ -46,6 +46,10 @@ const queueSchema = new Schema(
     hostOutage: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
     landingBlocked: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
     stalled: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
+    configFile: {
+      type: new Schema({ path: { type: String, required: true }, commitSha: { type: String, required: true }, appliedAt: { type: Date, required: true } }, { _id: false }),
+      default: null,
+    },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

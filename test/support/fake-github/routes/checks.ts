@@ -1,4 +1,4 @@
-import type { CheckRun, CommitStatus } from '../model.js';
+import type { CheckAnnotation, CheckRun, CommitStatus } from '../model.js';
 import { GitHubError } from '../state.js';
 import { actorLogin, body, ok, paginate, repoOf, requireApp, type Handler, type RouteContext } from './context.js';
 
@@ -13,7 +13,7 @@ interface CheckRunBody {
   conclusion?: string;
   started_at?: string;
   completed_at?: string;
-  output?: { title?: string; summary?: string; text?: string };
+  output?: { title?: string; summary?: string; text?: string; annotations?: CheckAnnotation[] };
 }
 
 function shaOfRef(ctx: RouteContext): string {
@@ -31,7 +31,7 @@ function runFields(b: CheckRunBody) {
     completedAt: b.completed_at,
     detailsUrl: b.details_url,
     externalId: b.external_id,
-    output: b.output ? { title: b.output.title ?? null, summary: b.output.summary ?? null, text: b.output.text ?? null } : undefined,
+    output: b.output ? { title: b.output.title ?? null, summary: b.output.summary ?? null, text: b.output.text ?? null, annotations: b.output.annotations ?? [] } : undefined,
   };
 }
 

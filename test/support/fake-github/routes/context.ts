@@ -20,12 +20,16 @@ export interface RouteContext {
   body: unknown;
   actor: Actor;
   url: URL;
+  /** The request's Accept header (media types such as `application/vnd.github.raw`). */
+  accept: string;
 }
 
 export interface RouteResult {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** A raw media type answer (e.g. a file's bytes): sent as is, not JSON and not checked against the schema. */
+  raw?: { text: string; contentType: string };
 }
 
 export type Handler = (ctx: RouteContext) => RouteResult;

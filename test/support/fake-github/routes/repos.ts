@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { GitHubError } from '../state.js';
 import { actorLogin, ok, paginate, repoOf, type Handler } from './context.js';
 
@@ -34,6 +35,34 @@ export const repoRoutes: Record<string, Handler> = {
     const ruleset = repo.rulesets.find((rs) => rs.id === Number(ctx.params.ruleset_id));
     if (!ruleset) throw new GitHubError(404, 'Not Found');
     return ok(ctx.shapes.ruleset(repo, ruleset, actorLogin(ctx)));
+  },
+
+  'repos/get-content': (ctx) => {
+    const repo = repoOf(ctx);
+    const ref = typeof ctx.query.ref === 'string' ? ctx.query.ref : repo.defaultBranch;
+    const sha = ctx.state.resolve(repo, ref);
+    if (!sha) throw new GitHubError(404, `No commit found for the ref ${ref}`);
+    const path = ctx.params.path ?? '';
+    const text = ctx.state.fileAt(repo, sha, path);
+    if (text === undefined) throw new GitHubError(404, 'Not Found');
+    // Probot's config loader asks for the raw media type: the file's bytes, not JSON.
+    if (/application\/vnd\.github(?:\.v3)?\.raw/.test(ctx.accept)) return { status: 200, raw: { text, contentType: 'text/plain; charset=utf-8' } };
+    const name = path.split('/').pop() ?? path;
+    const url = `${ctx.shapes.api}/repos/${repo.fullName}/contents/${path}?ref=${ref}`;
+    return ok({
+      type: 'file',
+      encoding: 'base64',
+      size: Buffer.byteLength(text),
+      name,
+      path,
+      content: Buffer.from(text).toString('base64'),
+      sha: createHash('sha1').update(`blob ${Buffer.byteLength(text)}\0${text}`).digest('hex'),
+      url,
+      git_url: null,
+      html_url: null,
+      download_url: null,
+      _links: { self: url, git: null, html: null },
+    });
   },
 
   'repos/get-branch-rules': (ctx) => {
