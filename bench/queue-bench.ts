@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { formatTable } from './format-table.js';
 import { checkGoals } from './goals.js';
 import { CI_CAPACITY, WORKLOADS } from './queue-workloads.js';
-import { runWorkload } from './run-strategies.js';
+import { DIRECT_ROW, runWorkload } from './run-strategies.js';
 
 /**
  * `npm run bench:queue [-- --seed N] [-- --only a,c]`: every strategy on the
@@ -33,6 +33,11 @@ const results = WORKLOADS.filter((w) => !only || only.includes(w.spec.name)).map
   out(formatTable(result.metrics));
   out();
   out(`ETA given at submission (ours, ${result.eta.measured} merged PRs): |error| median ${minutes(result.eta.medianAbsErrorMinutes)}, p90 ${minutes(result.eta.p90AbsErrorMinutes)}; median bias ${minutes(result.eta.medianBiasMinutes)} (+ = forecast late)`);
+  const plain = result.metrics.find((m) => m.strategy === 'ours');
+  const direct = result.metrics.find((m) => m.strategy === DIRECT_ROW);
+  if (plain && direct) {
+    out(`Direct merge (${DIRECT_ROW}: PRs up to date with the branch, own CI passed, nothing ahead, land without a run): ${direct.landedWithoutRun} PRs landed without a run, ${plain.runs - direct.runs} CI runs saved (${plain.runs} → ${direct.runs}; per merged PR ${plain.runsPerMerged?.toFixed(2)} → ${direct.runsPerMerged?.toFixed(2)}), p95 in queue ${minutes(plain.p95QueueMinutes)} → ${minutes(direct.p95QueueMinutes)}`);
+  }
   for (const [strategy, violations] of Object.entries(result.violations)) out(`INVARIANT VIOLATIONS (${strategy}): ${violations.join('; ')}`);
   out(`(simulated in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   out();

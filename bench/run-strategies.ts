@@ -11,6 +11,9 @@ import { SerialStrategy } from '../src/simulation/strategies/serial.js';
 import { generateWorkload } from '../src/simulation/workload.js';
 import { CI_CAPACITY, type BenchWorkload } from './queue-workloads.js';
 
+/** Ours with directMergeMode: always, beside ours: the CI runs direct merge saves. */
+export const DIRECT_ROW = 'ours+direct';
+
 /** One workload's results: every strategy on the same PR stream. */
 export interface WorkloadResult {
   workload: string;
@@ -26,6 +29,8 @@ export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, nu
   return [
     // Measures the ETA shown at submission; forwards everything, so the run is unchanged.
     new EtaProbe(new EngineStrategy(bench.ours)),
+    // The same, landing PRs already up to date with their own CI passed without a second run (issue 11, point 3).
+    new EngineStrategy({ ...bench.ours, directMergeMode: 'always' }, DIRECT_ROW),
     new SerialStrategy(),
     new BorsStrategy(),
     new GithubMergeQueueStrategy(CI_CAPACITY),

@@ -75,7 +75,8 @@ export function queueHealth(entries: QueueEntryRecord[], runs: TestRunRecord[], 
   for (const run of runs) {
     const index = run.finishedAt ? bucketOf(run.finishedAt.getTime()) : null;
     // Runs that never got a test branch spent no CI.
-    if (index !== null && run.testBranchSha) (buckets[index] as HealthBucket).ciRuns += 1;
+    // A direct merge spent no CI: it is not a CI run.
+    if (index !== null && run.testBranchSha && !run.landedWithoutCi) (buckets[index] as HealthBucket).ciRuns += 1;
   }
   buckets.forEach((bucket, i) => {
     const sorted = (waits[i] as number[]).sort((a, b) => a - b);

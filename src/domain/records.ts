@@ -148,6 +148,8 @@ export interface TestRunRecord {
   statusChecks: StatusCheckResult[];
   failureStatuses: string[];
   impactedTargets: string[] | 'ALL' | null;
+  /** Set when the run landed without a CI run of its own (direct merge): why that was safe. */
+  landedWithoutCi?: string | null;
   createdAt: Date;
   finishedAt: Date | null;
 }

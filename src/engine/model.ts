@@ -81,6 +81,13 @@ export interface EngineRun {
   /** Checks that failed, when it failed. */
   failedChecks: string[];
   failureReason: 'failed_tests' | 'timed_out' | 'merge_conflict' | null;
+  /**
+   * Direct merge (`directMergeMode: always`): one PR with nothing ahead of it and no
+   * other run in flight. The host may land it without a CI run when the PR's head
+   * is up to date with `baseSha` and its own required checks passed (that CI run
+   * tested this very content); otherwise it is tested like any run.
+   */
+  direct?: true;
 }
 
 /** A sha the queue produced by merging, and what it contains relative to a root. */

@@ -28,6 +28,7 @@ export function startRuns(ctx: DecisionContext): void {
       if (bisecting >= state.config.bisectionConcurrency) return;
     }
     const ahead = aheadOf(state, order, index, unit);
+    const direct = state.config.directMergeMode === 'always' && unit.length === 1 && ahead.length === 0 && !isBisection && !unit[0]?.retries && state.runs.length === 0 && state.mergingRunId === null;
     const run: EngineRun = {
       id: `r${state.nextRunSeq}`,
       seq: state.nextRunSeq++,
@@ -40,6 +41,7 @@ export function startRuns(ctx: DecisionContext): void {
       isBisection,
       failedChecks: [],
       failureReason: null,
+      ...(direct ? { direct: true as const } : {}),
     };
     state.runs.push(run);
     unit.forEach((entry, i) => {

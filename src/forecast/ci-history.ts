@@ -41,10 +41,10 @@ export function ciHistoryOf(samples: readonly CiSample[], fallback: CiHistory = 
   return { ciDurationMs: median, failureRate: (failures + fallback.failureRate * PRIOR_WEIGHT) / (samples.length + PRIOR_WEIGHT) };
 }
 
-/** The samples a queue's finished run records give: cancelled runs, and runs that never got a test branch, say nothing about CI. */
+/** The samples a queue's finished run records give: cancelled runs, runs that never got a test branch and direct merges (no CI ran) say nothing about CI. */
 export function ciSamples(runs: readonly TestRunRecord[]): CiSample[] {
   return runs.flatMap((run) =>
-    run.finishedAt && run.testBranchSha && (run.status === 'succeeded' || run.status === 'failed')
+    run.finishedAt && run.testBranchSha && !run.landedWithoutCi && (run.status === 'succeeded' || run.status === 'failed')
       ? [{ durationMs: run.finishedAt.getTime() - run.createdAt.getTime(), failed: run.status === 'failed' }]
       : [],
   );

@@ -73,6 +73,8 @@ export class EtaProbe implements Strategy {
         startedAt.delete(runId);
         host.cancelRun(runId);
       },
+      // No CI spent: not a sample of CI durations.
+      runWithoutCi: (baseSha: string, pr: number) => host.runWithoutCi(baseSha, pr),
       merge: (request: MergeRequest) => host.merge(request),
       wakeAt: (at: number) => host.wakeAt(at),
       eject: (prNumber: number, reason: string) => host.eject(prNumber, reason),

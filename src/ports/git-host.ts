@@ -33,6 +33,12 @@ export interface TestRunRequest {
    * run's commit fast-forwards from the one before it once that one lands.
    */
   buildOn?: { sha: string; heads: number };
+  /**
+   * Direct merge allowed (one PR, nothing ahead): when its head is up to date
+   * with `baseSha` and its own required checks passed, the host builds what will
+   * land but starts no CI (answering `withoutCi`); otherwise a normal run.
+   */
+  direct?: boolean;
 }
 
 /** Where the host built a run: CI results arrive later as events. */
@@ -44,6 +50,8 @@ export type TestRunStarted =
       /** The checks that decide the run, and where that list came from. */
       requiredStatuses?: string[];
       requiredStatusesSource?: 'queue' | 'branch_protection' | 'ruleset';
+      /** Direct merge: no CI was started; the PR's own checks on this very content are the verdict. */
+      withoutCi?: { reason: string; checkRuns: CheckResult[] };
     }
   /** The PR whose head does not apply on top of what is before it. */
   | { ok: false; reason: 'merge_conflict'; prNumber: number }

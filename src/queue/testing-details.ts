@@ -57,5 +57,6 @@ export async function getTestingDetails(
     dependentPrs: run.dependentPullRequests.map(prView),
     waitingOn: waitingOn.map(prView),
     failureStatuses: run.failureStatuses,
+    ...(run.landedWithoutCi ? { landedWithoutCi: run.landedWithoutCi } : {}),
   });
 }

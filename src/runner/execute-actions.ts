@@ -224,6 +224,7 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
     createPullRequest: queue.config.createPrsForTestingBranches,
     mergeMethod: queue.config.mergeMethod,
     ...(buildOn ? { buildOn } : {}),
+    ...(run.direct ? { direct: true } : {}),
   });
   if (started.ok) {
     await stores.testRuns.update(record.id, {
@@ -231,7 +232,12 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
       testBranchSha: started.testBranchSha,
       ...(started.requiredStatuses ? { requiredStatuses: started.requiredStatuses } : {}),
       ...(started.requiredStatusesSource ? { requiredStatusesSource: started.requiredStatusesSource } : {}),
+      ...(started.withoutCi ? { landedWithoutCi: started.withoutCi.reason } : {}),
     });
+    // Direct merge: the verdict is already in (the PR's own checks), reported as CI results are.
+    if (started.withoutCi) {
+      await ctx.report({ type: 'test_run_reported', testRunId: record.id, engineRunId: run.id, passed: true, checkRuns: started.withoutCi.checkRuns, failedChecks: [] });
+    }
     return;
   }
   const finishedAt = new Date(ctx.now());

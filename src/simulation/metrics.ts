@@ -18,6 +18,8 @@ export interface StrategyMetrics {
   p95QueueMinutes: number | null;
   runs: number;
   runsPerMerged: number | null;
+  /** PRs that landed without a run (direct merge). */
+  landedWithoutRun: number;
   ciHours: number;
   brokenMerges: number;
   violations: number;
@@ -49,6 +51,7 @@ export function metricsOf(record: SimRecord): StrategyMetrics {
     p95QueueMinutes: percentile(waits, 95),
     runs: record.runsStarted,
     runsPerMerged: merged.length > 0 ? record.runsStarted / merged.length : null,
+    landedWithoutRun: record.runsWithoutCi,
     ciHours: record.ciMs / HOUR,
     brokenMerges: record.brokenMerges,
     violations: record.violations.length,

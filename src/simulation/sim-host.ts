@@ -68,6 +68,25 @@ export class SimulatedHost implements SimHost {
     return runId;
   }
 
+  /** The branch head each PR was written against: its author's own CI ran there. */
+  private readonly arrivalBase = new Map<number, string>();
+  runsWithoutCi = 0;
+
+  arrived(pr: number): void {
+    this.arrivalBase.set(pr, this.baseSha);
+  }
+
+  runWithoutCi(baseSha: string, pr: number): string | null {
+    // A PR that breaks the build failed its own CI; one written before the branch moved is behind.
+    if (baseSha !== this.baseSha || this.arrivalBase.get(pr) !== baseSha || this.pr(pr).breaks) return null;
+    const base = this.contents.get(baseSha) ?? [];
+    const runId = `direct${++this.runsWithoutCi}`;
+    this.live.set(runId, { startedAt: this.now, content: [...base, pr] });
+    // Finishes now, costing no CI time and no CI slot; the PR's own run passed on exactly this content.
+    this.world.queue.push(this.now, { kind: 'run_finished', runId, outcome: { kind: 'passed' } });
+    return runId;
+  }
+
   cancelRun(runId: string): void {
     const run = this.live.get(runId);
     if (!run) return; // Already finished: nothing to stop.

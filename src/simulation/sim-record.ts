@@ -15,6 +15,8 @@ export interface SimRecord {
   prs: PrRecord[];
   runsStarted: number;
   runsCancelled: number;
+  /** Direct merges: PRs that landed on their own CI's verdict, with no run. */
+  runsWithoutCi: number;
   /** CI time used, cancelled runs up to their cancellation included. */
   ciMs: number;
   /** Merged PRs that break the build or conflict with the branch. */

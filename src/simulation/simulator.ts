@@ -41,6 +41,7 @@ export function simulate(workload: Workload, strategy: Strategy, options: SimOpt
     const event = next.event;
     switch (event.kind) {
       case 'arrival':
+        host.arrived(event.pr.number);
         strategy.onArrival(event.pr);
         break;
       case 'run_finished':
@@ -67,6 +68,7 @@ export function simulate(workload: Workload, strategy: Strategy, options: SimOpt
     prs: [...records.values()],
     runsStarted: host.runsStarted,
     runsCancelled: host.runsCancelled,
+    runsWithoutCi: host.runsWithoutCi,
     ciMs: host.ciMs,
     brokenMerges: host.brokenMerges,
     wronglyEjected,

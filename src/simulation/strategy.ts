@@ -23,6 +23,12 @@ export interface SimHost {
   readonly baseSha: string;
   /** Starts a CI run of `prs` applied in order on `baseSha`; returns its id. */
   startRun(baseSha: string, prs: readonly number[]): string;
+  /**
+   * Direct merge: when `pr` is up to date with `baseSha` (the branch has not
+   * moved since the PR arrived) and its own CI passed there, a run that spends no
+   * CI and passes at once (its id); null when either does not hold.
+   */
+  runWithoutCi(baseSha: string, pr: number): string | null;
   /** Stops a run; its result never arrives, the CI time it used still counts. */
   cancelRun(runId: string): void;
   merge(request: MergeRequest): void;

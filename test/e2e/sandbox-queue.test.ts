@@ -241,3 +241,23 @@ test('the engine’s events go out as webhook events, in order per PR, with stab
     await own.close({ keepServer: true });
   }
 });
+
+test('direct merge on the sandbox: an up-to-date passing PR lands without a test run; one behind the branch is tested', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/v1/updateQueue', { repo, targetBranch: 'main', directMergeMode: 'always' });
+  // ciSeconds of an hour: only a run that spends no CI can merge within the test.
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 3600, upToDate: true });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  await waitFor(() => prState(repo, 1), (pr) => pr.state === 'MERGED');
+  const details = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(details.landedWithoutCi).toMatch(/up to date with main/);
+
+  // #2 was never brought up to date with the branch: it gets a real run (5 s of CI, scaled).
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 2 }, ciSeconds: 5 });
+  const stale = await ok('/sandbox/getRepository', { repo });
+  expect(stale.pullRequests['2'].upToDateWith).toBeUndefined();
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 2 } });
+  await waitFor(() => prState(repo, 2), (pr) => pr.state === 'MERGED');
+  expect((await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 2 } })).landedWithoutCi).toBeUndefined();
+});

@@ -37,6 +37,13 @@ export function failedWith(error: unknown, ...statuses: number[]): boolean {
   return status !== undefined && statuses.includes(status);
 }
 
+/** GitHub's own words for a refusal (its JSON `message`), else the error's. */
+export function messageOf(error: unknown): string {
+  const data = (error as { response?: { data?: { message?: unknown } } }).response?.data;
+  if (typeof data?.message === 'string') return data.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** A typed GET; the type is what GitHub documents for the route (see github-types.ts). */
 export async function getData<T>(client: GitHubClient, route: string, parameters: Record<string, unknown>): Promise<T> {
   return (await client.request(route, parameters)).data as T;

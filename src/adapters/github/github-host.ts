@@ -1,5 +1,5 @@
 import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
-import type { PullRequestFacts } from '../../domain/records.js';
+import type { PullRequestFacts, TestRunRecord } from '../../domain/records.js';
 import { repoKey, type RepoRef } from '../../domain/repo.js';
 import type { GitHost, HostEvents, MergeOutcome, MergeRequest, PullRequestStatusUpdate, TestRunRequest, TestRunStarted } from '../../ports/git-host.js';
 import type { QueueStore, TestRunStore } from '../../ports/stores.js';
@@ -14,6 +14,7 @@ import { toPullRequestFacts } from './pull-request-facts.js';
 import { landingRefusal, readBranchPolicy } from './branch-policy.js';
 import { noRequiredStatusesMessage, resolveRequiredStatuses } from './required-statuses.js';
 import { buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
+import { directMergeVerdict, landDirectly } from './direct-merge.js';
 
 /** The `repo.host` of repositories on github.com. */
 export const GITHUB_HOST = 'github.com';
@@ -91,6 +92,15 @@ export class GitHubHost implements GitHost {
     if (!required) return { ok: false, reason: 'no_required_statuses', message: noRequiredStatusesMessage(targetBranch) };
     const refusal = await landingRefusal(client, repo, targetBranch, request.mergeMethod, policy, await this.appSlug());
     if (refusal) return { ok: false, reason: 'cannot_land', message: refusal };
+    const [only] = request.heads;
+    if (request.direct && only && request.heads.length === 1 && !request.buildOn) {
+      const direct = await directMergeVerdict(client, repo, { branch: targetBranch, baseSha: request.baseSha }, only, required.statuses);
+      if (direct) {
+        // Nothing to build: the PR's head is the tested content, and GitHub's own merge lands it (see landDirectly).
+        this.options.log.info({ repo: repoKey(repo), branch: targetBranch, runId, pr: only.prNumber, sha: only.headSha }, 'direct merge: no CI run needed');
+        return { ok: true, testBranch: `refs/pull/${only.prNumber}/head`, testBranchSha: only.headSha, requiredStatuses: required.statuses, requiredStatusesSource: required.source, withoutCi: direct };
+      }
+    }
     const branch = testBranchName(targetBranch, runId);
     let built;
     try {
@@ -120,8 +130,10 @@ export class GitHubHost implements GitHost {
   async merge(request: MergeRequest): Promise<MergeOutcome> {
     const { repo, targetBranch, runId } = request;
     const client = await this.options.octokitFor(repo);
+    const run = await this.testRun(repo, targetBranch, runId);
+    if (run?.landedWithoutCi) return landDirectly(client, request, this.options.log);
     // Its test branch went when its checks decided it (decideRunAt): the tested commit stays, and lands.
-    return landTestedCommit(client, request, await this.testedSha(repo, targetBranch, runId), this.options.log);
+    return landTestedCommit(client, request, run?.testBranchSha ?? null, this.options.log);
   }
 
   async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
@@ -194,10 +206,9 @@ export class GitHubHost implements GitHost {
   }
 
   /** The commit the run tested, for comparing merged content with it. */
-  private async testedSha(repo: RepoRef, targetBranch: string, runId: string): Promise<string | null> {
+  private async testRun(repo: RepoRef, targetBranch: string, runId: string): Promise<TestRunRecord | null> {
     const queue = await this.options.queues.find(repo, targetBranch);
-    const run = queue ? await this.options.testRuns.findById(queue.id, runId) : null;
-    return run?.testBranchSha ?? null;
+    return queue ? this.options.testRuns.findById(queue.id, runId) : null;
   }
 
   private async feedbackContext(update: PullRequestStatusUpdate): Promise<FeedbackContext> {

@@ -1,6 +1,6 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeOutcome, MergeRequest } from '../../ports/git-host.js';
-import { failedWith, getData, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
+import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { PullRequestData, PullRequestListItem } from './github-types.js';
 import { readBranch } from './test-branch.js';
 
@@ -91,10 +91,4 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
     });
     await client.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: pr.number, state: 'closed' });
   }
-}
-
-function messageOf(error: unknown): string {
-  const data = (error as { response?: { data?: { message?: unknown } } }).response?.data;
-  if (typeof data?.message === 'string') return data.message;
-  return error instanceof Error ? error.message : String(error);
 }

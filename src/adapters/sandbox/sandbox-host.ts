@@ -28,7 +28,7 @@ export interface SandboxOptions {
 
 /** What a sandbox user may change about a PR (POST /sandbox/updatePullRequest). */
 export type PullRequestChange = Partial<Pick<SandboxPullRequest, 'title' | 'author' | 'body' | 'baseBranch' | 'open' | 'draft'>> &
-  Partial<PrBehavior> & { push?: boolean };
+  Partial<PrBehavior> & { push?: boolean; upToDate?: boolean };
 
 /**
  * A GitHost over simulated repositories and CI, so the queue can be tried and
@@ -103,6 +103,12 @@ export class SandboxHost implements GitHost {
       present.add(pr.number);
     }
     const testBranchSha = fakeSha(request.baseSha, ...request.heads.map((h) => `${h.prNumber}@${h.headSha}`));
+    const [only] = prs;
+    // Direct merge: up to date with this very base, and its own CI (which passes) tested that content.
+    if (request.direct && prs.length === 1 && only && only.upToDateWith === request.baseSha && only.behavior.outcome === 'pass') {
+      const reason = `#${only.number} was up to date with ${request.targetBranch} (${request.baseSha.slice(0, 7)}) and its own sandbox-ci had passed there: no second CI run was spent.`;
+      return { ok: true, testBranch, testBranchSha, withoutCi: { reason, checkRuns: [{ name: 'sandbox-ci', status: 'completed', conclusion: 'success' }] } };
+    }
     if (this.jobs.has(request.runId)) return { ok: true, testBranch, testBranchSha }; // Asked twice: one job.
     const random = this.options.random ?? Math.random;
     const culprits = prs.filter((pr) => pr.behavior.outcome === 'fail' || (pr.behavior.outcome === 'flaky' && random() < pr.behavior.flakyRate));
@@ -165,8 +171,11 @@ export class SandboxHost implements GitHost {
 
   /** Changes a simulated PR (a push gives it a new head) and tells the queue. */
   async updatePullRequest(repo: RepoRef, prNumber: number, change: PullRequestChange): Promise<SandboxPullRequest> {
-    const pr = await this.changePr(repoKey(repo), prNumber, (pr) => {
-      const { push, outcome, flakyRate, ciSeconds, conflictsWith, ...facts } = change;
+    const key = repoKey(repo);
+    // Up to date with the branch as it is now (a push to the PR or the branch later makes it stale again).
+    const branchHead = change.upToDate ? (await this.head(key, change.baseBranch ?? (await this.pr(key, prNumber)).baseBranch)).sha : null;
+    const pr = await this.changePr(key, prNumber, (pr) => {
+      const { push, upToDate: _upToDate, outcome, flakyRate, ciSeconds, conflictsWith, ...facts } = change;
       Object.assign(pr, facts);
       pr.behavior = {
         outcome: outcome ?? pr.behavior.outcome,
@@ -175,6 +184,7 @@ export class SandboxHost implements GitHost {
         conflictsWith: conflictsWith ?? pr.behavior.conflictsWith,
       };
       if (push) pr.headSha = fakeSha(pr.headSha, 'push');
+      if (branchHead) pr.upToDateWith = branchHead;
       return { ...pr };
     });
     await this.options.events().pullRequestChanged(repo, prNumber);

@@ -26,6 +26,8 @@ export interface SandboxPullRequest {
   draft: boolean;
   merged: boolean;
   behavior: PrBehavior;
+  /** The base branch head this PR was last brought up to date with (its own CI ran on that content); absent: never. */
+  upToDateWith?: string;
   /** What the queue last showed on this PR (GitHub would show a check run). */
   queueStatus?: { state: string; reason: string; detail?: string; position?: number; estimatedMergeAt?: string };
 }

@@ -16,6 +16,10 @@ export const updateSandboxPullRequestRequest = z.object({
   ciSeconds: integer(1, 86400).optional(),
   conflictsWith: z.array(prNumberSchema).max(100).optional(),
   push: z.literal(true).optional().describe('Push a new commit: the PR gets a new head sha.'),
+  upToDate: z
+    .literal(true)
+    .optional()
+    .describe("The PR was just brought up to date with its base branch (and its own CI ran there): with directMergeMode always, a PR that passes, up to date, with nothing ahead, lands without a test run."),
 });
 
 export const pushSandboxBranchRequest = z.object({ repo: repoSchema, branch: branchSchema });

@@ -26,6 +26,10 @@ export const testingDetailsView = z.object({
   isBisection: z.boolean(),
   requiredStatuses: z.array(z.string()),
   requiredStatusesSource: z.enum(['queue', 'branch_protection', 'ruleset', 'none']),
+  landedWithoutCi: z
+    .string()
+    .optional()
+    .describe("Direct merge (directMergeMode: always): the run spent no CI because the PR was up to date with the branch and its own required checks had passed on that content; the sentence says so."),
   checkSuites: z.array(
     z.object({
       checkRuns: z.array(

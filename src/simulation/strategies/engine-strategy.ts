@@ -77,7 +77,8 @@ export class EngineStrategy implements Strategy {
     switch (action.type) {
       case 'start_run': {
         const prs = [...action.run.ahead, ...action.run.unit].map((h) => prOf(h.entryId));
-        const hostRunId = this.host.startRun(action.run.baseSha, prs);
+        const direct = action.run.direct && prs.length === 1 ? this.host.runWithoutCi(action.run.baseSha, prs[0] as number) : null;
+        const hostRunId = direct ?? this.host.startRun(action.run.baseSha, prs);
         this.toHost.set(action.run.id, hostRunId);
         this.toEngine.set(hostRunId, action.run.id);
         return;

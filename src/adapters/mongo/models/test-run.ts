@@ -27,6 +27,7 @@ const testRunSchema = new Schema(
     statusChecks: { type: [{ _id: false, context: String, url: String, state: String }], default: [] },
     failureStatuses: { type: [String], default: [] },
     impactedTargets: { type: Schema.Types.Mixed, default: null },
+    landedWithoutCi: { type: String, default: null },
     createdAt: { type: Date, required: true },
     finishedAt: { type: Date, default: null },
   },
