@@ -117,7 +117,7 @@ test('GitHub refuses the direct merge: the PR leaves the queue with GitHub\'s re
   const n = greenPullRequest(repo, 'Lands on the second try');
   repo.addLabel(n, 'merge-queue');
   await h.fake.waitFor(async () => (await stateOf(ref, n)) === 'MERGED', { message: 'merged after the transient refusal' });
-  expect(h.fake.requestsTo('pulls/merge').filter((r) => r.path.endsWith(`/pulls/${n}/merge`))).toHaveLength(2);
+  expect(h.fake.requestsTo('pulls/merge').filter((r) => r.path === `/repos/acme/${ref.name}/pulls/${n}/merge`)).toHaveLength(2);
 
   // A refusal for good: ejected with GitHub's words, and never tried again.
   h.fake.failNext({ operationId: 'pulls/merge', status: 405, message: 'At least 1 approving review is required by reviewers with write access.' });
@@ -128,5 +128,5 @@ test('GitHub refuses the direct merge: the PR leaves the queue with GitHub\'s re
   expect(failed.timeline).toEqual(expect.arrayContaining([expect.objectContaining({ reason: 'merge_refused' })]));
   expect(JSON.stringify(failed.timeline)).toMatch(/approving review is required/);
   await new Promise((r) => setTimeout(r, 500));
-  expect(h.fake.requestsTo('pulls/merge').filter((r) => r.path.endsWith(`/pulls/${m}/merge`))).toHaveLength(1);
+  expect(h.fake.requestsTo('pulls/merge').filter((r) => r.path === `/repos/acme/${ref.name}/pulls/${m}/merge`)).toHaveLength(1);
 });
