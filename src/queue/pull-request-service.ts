@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { DEFAULT_PRIORITY } from '../domain/priority.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../domain/records.js';
@@ -15,6 +16,9 @@ import { invalid, notFound, succeed, type Outcome } from './outcome.js';
 export interface WarningLog {
   warn(details: object, message: string): void;
 }
+
+/** How long a status read may use a queue record it read before (see readEntry). */
+const QUEUE_READ_TTL_MS = 1000;
 
 export interface PullRequestRef {
   repo: RepoRef;
@@ -35,6 +39,28 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   const changes = new KeyedMutex();
   const oneAtATime = <T>(ref: PullRequestRef, work: () => Promise<T>): Promise<T> =>
     changes.run(`${repoKey(ref.repo)}\n${ref.targetBranch}\n${ref.prNumber}`, work);
+
+  /**
+   * Queue records as reads of a PR's status see them: kept a second per process,
+   * so a busy status endpoint does not read the same record hundreds of times a
+   * second. Its settings may show up to a second late there; writes always read afresh.
+   */
+  const queuesForReads = new LRUCache<string, QueueRecord>({ max: 1000, ttl: QUEUE_READ_TTL_MS });
+
+  /** A PR's entry for a status read (the queue record may be up to a second old). */
+  async function readEntry(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
+    const key = `${repoKey(ref.repo)}\n${ref.targetBranch}`;
+    let queue = queuesForReads.get(key);
+    if (!queue) {
+      const found = await findQueue(stores, ref.repo, ref.targetBranch);
+      if (!found.ok) return found;
+      queue = found.value;
+      queuesForReads.set(key, queue);
+    }
+    const entry = await stores.entries.find(queue.id, ref.prNumber);
+    if (!entry) return notFound(`Pull request #${ref.prNumber} was never submitted to the queue for ${ref.targetBranch}.`);
+    return succeed({ queue, entry });
+  }
 
   /** The entry of a PR that was submitted to this queue at least once. */
   async function findEntry(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
@@ -84,7 +110,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   }
 
   return {
-    findEntry,
+    readEntry,
 
     submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
       return oneAtATime(ref, async () => {

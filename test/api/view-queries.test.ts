@@ -94,3 +94,16 @@ test('getQueue reads no entry again while the runner has recorded nothing since 
   await call('/v1/cancelPullRequest', { pr: { number: 2 } });
   expect((await entryQueries()).prs).toEqual([1, 3, 4]);
 });
+
+test('a PR status read, repeated, costs a read of its entry and its targets: the queue record and the PR key are not read again', async () => {
+  await h.post('/v1/createQueue', { repo, targetBranch: 'main' }, token); // 409 when an earlier test made it
+  await submitUpTo(2, 1);
+  await post('/v1/getSubmittedPullRequest', { pr: { number: 1 } });
+  await h.app.queueRunner.settled((await post('/v1/getQueue', {})).id);
+  counting = new Map();
+  const read = await post('/v1/getSubmittedPullRequest', { pr: { number: 1 } });
+  const counted = counting;
+  counting = null;
+  expect(read.prNumber).toBe(1);
+  expect(Object.fromEntries(counted)).toEqual({ api_tokens: 1, queue_entries: 1, impacted_target_sets: 1 });
+});

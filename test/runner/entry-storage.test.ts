@@ -6,6 +6,7 @@
 import { MongoClient, ObjectId } from 'mongodb';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import type { Stores } from '../../src/ports/stores.js';
+import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
 
 let database: TestDatabaseUri;
@@ -63,4 +64,19 @@ test('an entry stored with nested facts and timeline is read the same, and conve
   // A replay of the same write (same key) changes nothing.
   await stores.entries.recordTransition(_id.toHexString(), { at: new Date(), state: 'PENDING', reason: 'rebuilt' }, 100_000);
   expect((await stores.entries.findById(_id.toHexString()))?.timeline).toHaveLength(3);
+});
+
+test('a PR is found by one read of its entry once its key is known; an entry gone (its queue deleted) is not served from memory', async () => {
+  const repo = { host: 'sandbox', owner: 'keys', name: 'remembered' };
+  const queue = await stores.queues.insert({ repo, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG }, requestedState: 'RUNNING', modeSwitchStartedAt: null, createdAt: new Date(), updatedAt: new Date() });
+  if (!queue.ok) throw new Error('queue not inserted');
+  const at = new Date();
+  await stores.entries.insert({ queueId: queue.value.id, prNumber: 7, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+  expect((await stores.entries.find(queue.value.id, 7))?.prNumber).toBe(7);
+  // The key is remembered: even with the key document gone, the entry is found (by its id).
+  await client.db().collection('queue_entry_keys').deleteOne({ _id: `${queue.value.id}:7` as never });
+  expect((await stores.entries.find(queue.value.id, 7))?.prNumber).toBe(7);
+  // The queue deleted: its entries go, and the remembered key does not bring one back.
+  await stores.queues.delete(queue.value.id);
+  expect(await stores.entries.find(queue.value.id, 7)).toBeNull();
 });

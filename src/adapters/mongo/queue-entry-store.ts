@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Types, type Connection } from 'mongoose';
 import { ENQUEUED_STATES, isTerminal, type PullRequestState } from '../../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, TimelineEvent } from '../../domain/records.js';
@@ -96,7 +97,17 @@ export async function ensureEntryKeys(connection: Connection): Promise<number> {
   return added;
 }
 
+/** Keys remembered per process: enough for the PRs any replica reads in a busy hour. */
+const REMEMBERED_KEYS = 100_000;
+
 export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
+  /**
+   * A PR's key names its entry for good (a new attempt reuses the entry; a queue
+   * deleted and made again has a new id), so the key is read once per process:
+   * a PR read costs one read by id, not two. An entry found missing (its queue
+   * deleted) is looked up afresh.
+   */
+  const entryIds = new LRUCache<string, Types.ObjectId>({ max: REMEMBERED_KEYS });
   const Entries = queueEntryModel(connection);
   const Keys = queueEntryKeyModel(connection);
   const inStates = (states: readonly PullRequestState[]) => ({ $in: [...states] });
@@ -131,9 +142,16 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       }
     },
     async find(queueId, prNumber) {
-      const key = await Keys.findById(keyFor(queueId, Number(prNumber))).lean<KeyDoc>();
+      const _id = keyFor(queueId, Number(prNumber));
+      const remembered = entryIds.get(_id);
+      const cached = remembered ? await Entries.findById(remembered).lean<Doc>() : null;
+      if (cached) return toRecord(cached);
+      entryIds.delete(_id);
+      const key = await Keys.findById(_id).lean<KeyDoc>();
       const doc = key ? await Entries.findById(key.entryId).lean<Doc>() : null;
-      return doc ? toRecord(doc) : null;
+      if (!doc) return null;
+      entryIds.set(_id, doc._id);
+      return toRecord(doc);
     },
     async findById(id) {
       const _id = parseObjectId(id);

@@ -64,7 +64,7 @@ export function pullRequestRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       schema: { tags, summary: 'Read the status of a submitted pull request', body: getSubmittedPullRequestRequest, response },
       handler: async (request, reply) => {
         const { repo, targetBranch, pr, includeTimeline } = request.body;
-        const result = await pullRequests.findEntry({ repo, targetBranch, prNumber: pr.number });
+        const result = await pullRequests.readEntry({ repo, targetBranch, prNumber: pr.number });
         if (!result.ok) return sendFailure(reply, result.failure);
         const view = await pullRequestView(stores, result.value.queue, result.value.entry, { includeTimeline: includeTimeline === true });
         if (isTerminal(result.value.entry.state) || result.value.entry.state === 'NOT_READY') return view;
