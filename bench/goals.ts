@@ -1,5 +1,5 @@
 import type { StrategyMetrics } from '../src/simulation/metrics.js';
-import type { WorkloadResult } from './run-strategies.js';
+import { DIRECT_ROW, type WorkloadResult } from './run-strategies.js';
 
 /** One goal of issue 3, checked against measured numbers. */
 export interface GoalCheck {
@@ -22,6 +22,8 @@ export function checkGoals(results: WorkloadResult[]): GoalCheck[] {
     if (!ours) continue;
     const name = result.workload;
     checks.push({ goal: `(${name}) zero broken merges`, met: ours.brokenMerges === 0 && ours.violations === 0, measured: `${ours.brokenMerges} broken, ${ours.violations} invariant violations` });
+    const direct = row(result, DIRECT_ROW);
+    if (direct) checks.push({ goal: `(${name}) zero broken merges with direct merge`, met: direct.brokenMerges === 0 && direct.violations === 0, measured: `${direct.brokenMerges} broken, ${direct.violations} invariant violations` });
     if (!['a', 'b', 'c'].includes(name)) continue;
     // Our own variants (ours+direct) are not rivals.
     const rivals = result.metrics.filter((m) => !m.strategy.startsWith(OURS) && m.strategy !== 'oracle');

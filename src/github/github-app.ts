@@ -59,7 +59,8 @@ export function githubApp(deps: GitHubAppDeps) {
         const label = (payload.label as { name?: string } | undefined)?.name ?? '';
         // Only the default label may create a queue from the file (any other label on a repository without queues costs nothing).
         const mayConfigure = context.payload.action === 'labeled' && label.toLowerCase() === DEFAULT_QUEUE_CONFIG.enqueueingLabel;
-        const queue = mayConfigure ? await findOrConfigure(deps, context, repo, pr.base.ref) : await deps.stores.queues.find(repo, pr.base.ref);
+        const sender = (payload.sender as { login?: string } | undefined)?.login ?? '';
+        const queue = mayConfigure ? await findOrConfigure(deps, context, repo, pr.base.ref, () => canWrite(context, sender)) : await deps.stores.queues.find(repo, pr.base.ref);
         if (!queue) {
           if (mayConfigure) {
             await context.octokit.rest.issues.createComment(context.issue({ body: noQueueComment(pr.base.ref) }));
@@ -68,7 +69,6 @@ export function githubApp(deps: GitHubAppDeps) {
         }
         if (label.toLowerCase() !== queue.config.enqueueingLabel.toLowerCase()) return;
         // The same rule as commands: triage can label, but only writers decide what merges.
-        const sender = (payload.sender as { login?: string } | undefined)?.login ?? '';
         if (!(await canWrite(context, sender))) {
           await context.octokit.rest.issues.createComment(
             context.issue({ body: replyTo(`@${sender}, only people with write access to this repository can ${context.payload.action === 'labeled' ? 'queue' : 'remove'} pull requests with the \`${queue.config.enqueueingLabel}\` label; nothing changed in the queue.`) }),
@@ -111,7 +111,7 @@ export function githubApp(deps: GitHubAppDeps) {
         const reply = (body: string) => context.octokit.rest.issues.createComment(context.issue({ body }));
         if (parsed.kind === 'invalid') return void (await reply(replyTo(parsed.message)));
         const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
-        const queue = await findOrConfigure(deps, context, repo, pull.base.ref);
+        const queue = await findOrConfigure(deps, context, repo, pull.base.ref, () => canWrite(context, comment.user.login));
         if (!queue) return void (await reply(noQueueComment(pull.base.ref)));
         if (!queue.config.commandsEnabled) return void (await reply(replyTo(`Commands are turned off for the \`${pull.base.ref}\` queue.`)));
         if (!(await canWrite(context, comment.user.login))) {
@@ -187,10 +187,11 @@ export function githubApp(deps: GitHubAppDeps) {
  * The queue for a PR's target branch; when there is none yet, the queue file on
  * the default branch (the repository's own, or its organization's fallback) may
  * name it: created from the file then (a repository that never pushed its own file).
+ * Only for someone with write access (anyone else's label or command costs no GitHub reads).
  */
-async function findOrConfigure(deps: GitHubAppDeps, context: Context, repo: RepoRef, branch: string) {
+async function findOrConfigure(deps: GitHubAppDeps, context: Context, repo: RepoRef, branch: string, mayConfigure: () => Promise<boolean>) {
   const queue = await deps.stores.queues.find(repo, branch);
-  if (queue) return queue;
+  if (queue || !(await mayConfigure())) return queue;
   const changes = await applyDefaultBranchQueueFile(deps, context.octokit, repo);
   return changes?.some((c) => c.targetBranch === branch) ? deps.stores.queues.find(repo, branch) : null;
 }

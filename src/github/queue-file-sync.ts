@@ -43,8 +43,8 @@ export async function loadQueueFile(octokit: Octokit, repo: RepoRef, sha: string
       defaults: (configs: Array<Record<string, unknown>>) => deepmerge.all(configs, { arrayMerge: (_base, own: unknown[]) => own }) as Record<string, unknown>,
     })) as typeof merged;
   } catch (error) {
-    const status = (error as { status?: number }).status;
-    if (status !== undefined && (status >= 500 || status === 429 || status === 403)) throw error; // GitHub failing: the delivery is tried again.
+    // Only the loader's own refusals are about the file; GitHub failing (or anything else) tries the delivery again.
+    if (!(error instanceof Error) || !error.message.startsWith('[@probot/octokit-plugin-config]')) throw error;
     // The loader refuses a file it cannot parse or an `_extends` it cannot follow: say where, from the file itself.
     const own = await ownText(octokit, repo, sha);
     const reading = own !== null ? readQueueFileText(own) : null;
@@ -91,9 +91,9 @@ async function ownText(octokit: Octokit, repo: RepoRef, sha: string | undefined)
 export async function syncQueueFileOnPush(deps: QueueFileSyncDeps, octokit: Octokit, repo: RepoRef, push: { sha: string; onDefaultBranch: boolean; defaultBranch: string }): Promise<QueueFileChange[] | null> {
   const { found, reading } = await loadQueueFile(octokit, repo, push.sha);
   let changes: QueueFileChange[] | null = null;
-  if (reading.ok && push.onDefaultBranch) {
-    changes = await applyQueueFile(deps, repo, found ? reading.file : null, { path: QUEUE_FILE_PATH, commitSha: push.sha });
-  }
+  // What applies is the file on the default branch as it is now, not at this push: deliveries come late
+  // and out of order, and an older push must not roll back a newer file.
+  if (reading.ok && push.onDefaultBranch) changes = await applyDefaultBranchQueueFile(deps, octokit, repo);
   await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
     owner: repo.owner,
     repo: repo.name,
@@ -109,12 +109,14 @@ export async function syncQueueFileOnPush(deps: QueueFileSyncDeps, octokit: Octo
 /**
  * Applies the file the repository's default branch holds now (its own, or the
  * organization's fallback): for a repository whose queue is not there yet when a
- * PR asks for it, and after the organization's file changed. Returns null when
- * there is no valid file (nothing changes).
+ * PR asks for it, after a push changed it, and after the organization's file
+ * changed. No file at all: the repository's queues go back to the API. Null when
+ * the file is invalid (nothing changes).
  */
 export async function applyDefaultBranchQueueFile(deps: QueueFileSyncDeps, octokit: Octokit, repo: RepoRef): Promise<QueueFileChange[] | null> {
   const { found, reading, from } = await loadQueueFile(octokit, repo, undefined);
-  if (!found || !reading.ok || !from) return null;
+  if (!reading.ok) return null;
+  if (!found || !from) return applyQueueFile(deps, repo, null, { path: QUEUE_FILE_PATH, commitSha: '' });
   // The commit the settings came from: the default branch head of the repository holding the file.
   const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner: from.owner, repo: from.repo, ref: 'HEAD' });
   const own = from.repo.toLowerCase() === repo.name.toLowerCase() && from.owner.toLowerCase() === repo.owner.toLowerCase();

@@ -1,13 +1,23 @@
+import { isDeepStrictEqual } from 'node:util';
+import { DEFAULT_QUEUE_CONFIG, type QueueConfig } from '../domain/queue-config.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
 import type { QueueService } from '../queue/queue-service.js';
-import type { QueueFile } from './queue-file-schema.js';
+import type { QueueFile, QueueFileSettings } from './queue-file-schema.js';
+
+/** The whole configuration a file's settings stand for: what they leave out takes the default. */
+function configOf(settings: QueueFileSettings): QueueConfig {
+  const config: QueueConfig = { ...DEFAULT_QUEUE_CONFIG };
+  for (const [key, value] of Object.entries(settings)) if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
+  if (settings.requiredStatuses) config.requiredStatuses = [...new Set(settings.requiredStatuses)];
+  return config;
+}
 
 /** What applying the file did to one queue. */
 export interface QueueFileChange {
   targetBranch: string;
-  /** `released`: the file no longer names it, updateQueue configures it again; `refused`: left as it was. */
-  result: 'created' | 'updated' | 'released' | 'refused';
+  /** `released`: the file no longer names it, updateQueue configures it again; `refused`: left as it was; `unchanged`: already so. */
+  result: 'created' | 'updated' | 'unchanged' | 'released' | 'refused';
   message?: string;
 }
 
@@ -29,7 +39,13 @@ export async function applyQueueFile(
   const named = Object.entries(file?.queues ?? {});
   for (const [targetBranch, settings] of named) {
     let created = false;
-    if (!(await deps.stores.queues.find(repo, targetBranch))) {
+    const existing = await deps.stores.queues.find(repo, targetBranch);
+    // Already the file's, with these settings: nothing to tell the runner (a config change would also lift a blocked landing).
+    if (existing?.configFile && isDeepStrictEqual(existing.config, configOf(settings ?? {}))) {
+      changes.push({ targetBranch, result: 'unchanged' });
+      continue;
+    }
+    if (!existing) {
       const made = await deps.queues.create({ repo, targetBranch });
       // Another delivery may have created it a moment ago: then it is updated like any other.
       created = made.ok;

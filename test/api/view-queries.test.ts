@@ -105,5 +105,7 @@ test('a PR status read, repeated, costs a read of its entry and its targets: the
   const counted = counting;
   counting = null;
   expect(read.prNumber).toBe(1);
-  expect(Object.fromEntries(counted)).toEqual({ api_tokens: 1, queue_entries: 1, impacted_target_sets: 1 });
+  // (The queue record is reused for a second: not counted here, so a slow machine cannot fail this.)
+  const counts = Object.fromEntries(['api_tokens', 'queue_entry_keys', 'queue_entries', 'impacted_target_sets'].map((c) => [c, counted.get(c) ?? 0]));
+  expect(counts).toEqual({ api_tokens: 1, queue_entry_keys: 0, queue_entries: 1, impacted_target_sets: 1 });
 });

@@ -47,7 +47,7 @@ async function stateOf(ref: object, n: number): Promise<string | undefined> {
 
 const details = async (ref: object, n: number) => (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: n } })).json();
 
-test('up to date, own checks passed, nothing ahead: lands without a test branch or a CI run, squashed, content as its head', async () => {
+test('up to date, own checks passed, nothing ahead: lands without a test branch or a CI run, by fast-forward to its head', async () => {
   const { repo, ref, testBranchPushes } = await queueFor();
   const n = greenPullRequest(repo, 'Already green');
   repo.addLabel(n, 'merge-queue');
@@ -56,10 +56,24 @@ test('up to date, own checks passed, nothing ahead: lands without a test branch 
   const run = await details(ref, n);
   expect(run).toMatchObject({ status: 'succeeded', requiredStatuses: ['ci'] });
   expect(run.landedWithoutCi).toMatch(/up to date with main .* own required checks \(ci\) had passed/);
-  // The squash commit on main holds exactly the PR head's content (what its own CI tested), with one parent.
-  const main = repo.branch('main') as string;
-  expect(h.fake.sameContent(main, repo.pullRequest(n).headSha)).toBe(true);
-  expect(h.fake.state.getCommit(main).parents).toHaveLength(1);
+  // main is the PR's head itself, the commit its own CI tested (a squash would be a commit no CI saw); GitHub calls it merged.
+  expect(repo.branch('main')).toBe(repo.pullRequest(n).headSha);
+  expect(repo.pullRequest(n).merged).toBe(true);
+});
+
+test('the PR behind a direct merge is built on its head, so its tested commit still fast-forwards once that lands', async () => {
+  const { repo, ref, testBranchPushes } = await queueFor();
+  const first = greenPullRequest(repo, 'Direct');
+  const second = greenPullRequest(repo, 'Behind it');
+  h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
+  repo.addLabel(first, 'merge-queue');
+  repo.addLabel(second, 'merge-queue');
+  await h.fake.waitFor(async () => (await stateOf(ref, second)) === 'MERGED', { timeoutMs: 20_000, message: 'both merged' });
+  expect(await stateOf(ref, first)).toBe('MERGED');
+  expect((await details(ref, first)).landedWithoutCi).toBeDefined();
+  // One CI run in all: the second PR's, never rebuilt.
+  expect(testBranchPushes).toHaveLength(1);
+  expect(h.fake.state.getCommit(repo.branch('main') as string).parents).toContain(repo.pullRequest(first).headSha);
 });
 
 test('behind the branch: tested on a test branch like any PR', async () => {
@@ -110,23 +124,15 @@ test('directMergeMode off (the default): even a PR that qualifies gets a test ru
   expect(testBranchPushes).toHaveLength(1);
 });
 
-test('GitHub refuses the direct merge: the PR leaves the queue with GitHub\'s reason, once; "Base branch was modified" only rebuilds', async () => {
-  const { repo, ref } = await queueFor();
-  // A transient refusal first: the queue looks again and lands it.
-  h.fake.failNext({ operationId: 'pulls/merge', status: 405, message: 'Base branch was modified. Review and try the merge again.' });
-  const n = greenPullRequest(repo, 'Lands on the second try');
+test('the branch moved between the verdict and the landing: nothing lands, the PR is rebuilt and tested (never landed on content it did not see)', async () => {
+  const { repo, ref, testBranchPushes } = await queueFor();
+  const n = greenPullRequest(repo, 'Overtaken');
+  // The fast-forward is refused once, as GitHub does when the branch moved: the queue reads the branch again.
+  h.fake.failNext({ operationId: 'git/update-ref', status: 422, message: 'Update is not a fast forward' });
+  h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
   repo.addLabel(n, 'merge-queue');
-  await h.fake.waitFor(async () => (await stateOf(ref, n)) === 'MERGED', { message: 'merged after the transient refusal' });
-  expect(h.fake.requestsTo('pulls/merge').filter((r) => r.path === `/repos/acme/${ref.name}/pulls/${n}/merge`)).toHaveLength(2);
-
-  // A refusal for good: ejected with GitHub's words, and never tried again.
-  h.fake.failNext({ operationId: 'pulls/merge', status: 405, message: 'At least 1 approving review is required by reviewers with write access.' });
-  const m = greenPullRequest(repo, 'Not approved');
-  repo.addLabel(m, 'merge-queue');
-  await h.fake.waitFor(async () => (await stateOf(ref, m)) === 'FAILED', { message: 'ejected' });
-  const failed = (await h.api('/v1/getSubmittedPullRequest', { repo: ref, targetBranch: 'main', pr: { number: m }, includeTimeline: true })).json();
-  expect(failed.timeline).toEqual(expect.arrayContaining([expect.objectContaining({ reason: 'merge_refused' })]));
-  expect(JSON.stringify(failed.timeline)).toMatch(/approving review is required/);
-  await new Promise((r) => setTimeout(r, 500));
-  expect(h.fake.requestsTo('pulls/merge').filter((r) => r.path === `/repos/acme/${ref.name}/pulls/${m}/merge`)).toHaveLength(1);
+  await h.fake.waitFor(async () => (await stateOf(ref, n)) === 'MERGED', { timeoutMs: 20_000, message: 'merged in the end' });
+  const landings = h.fake.requestsTo('git/update-ref').filter((r) => r.path === `/repos/acme/${ref.name}/git/refs/heads%2Fmain`);
+  expect(landings).toHaveLength(2);
+  expect(testBranchPushes.length).toBeLessThanOrEqual(1);
 });

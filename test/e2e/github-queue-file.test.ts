@@ -113,4 +113,11 @@ test('the organization .github fallback and _extends: a repository without a fil
   await h.fake.waitFor(async () => (await getQueue('plain')).json().concurrency === 3, { message: 'the organization change applied to acme/plain' });
   expect((await getQueue('plain')).json()).toMatchObject({ mergeMethod: 'rebase', configuredBy: { commitSha: orgChange } });
   expect((await getQueue('extending')).json()).toMatchObject({ concurrency: 5, mergeMethod: 'rebase', requiredStatuses: ['unit'] });
+
+  // The organization's file deleted: a repository that only inherited it is configured through the API again.
+  const orgGone = org.push('main', { change: 'org queue file gone', files: { [FILE]: null } });
+  await checkOn(orgGone);
+  await h.fake.waitFor(async () => (await getQueue('plain')).json().configuredBy === 'api', { message: 'acme/plain handed back to the API' });
+  expect((await getQueue('plain')).json()).toMatchObject({ concurrency: 3, mergeMethod: 'rebase' });
+  expect((await h.api('/v1/updateQueue', { repo: ref('plain'), targetBranch: 'main', concurrency: 1 })).status).toBe(200);
 });

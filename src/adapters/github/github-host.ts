@@ -96,7 +96,7 @@ export class GitHubHost implements GitHost {
     if (request.direct && only && request.heads.length === 1 && !request.buildOn) {
       const direct = await directMergeVerdict(client, repo, { branch: targetBranch, baseSha: request.baseSha }, only, required.statuses);
       if (direct) {
-        // Nothing to build: the PR's head is the tested content, and GitHub's own merge lands it (see landDirectly).
+        // Nothing to build: the PR's head is the tested commit, and it lands itself (see landDirectly).
         this.options.log.info({ repo: repoKey(repo), branch: targetBranch, runId, pr: only.prNumber, sha: only.headSha }, 'direct merge: no CI run needed');
         return { ok: true, testBranch: `refs/pull/${only.prNumber}/head`, testBranchSha: only.headSha, requiredStatuses: required.statuses, requiredStatusesSource: required.source, withoutCi: direct };
       }
@@ -172,6 +172,8 @@ export class GitHubHost implements GitHost {
   private async decideRunAt(repo: RepoRef, sha: string): Promise<ChecksOutcome> {
     const { testRuns, queues, log } = this.options;
     const run = await testRuns.findInProgressByTestBranchSha(sha);
+    // A direct merge's verdict came with it (the PR's own checks): its head's check events are not a run's results.
+    if (run?.landedWithoutCi) return 'no_run';
     if (!run) {
       this.unclaimed.add(sha);
       if (this.unclaimed.size > 1_000) this.unclaimed.delete(this.unclaimed.values().next().value as string);

@@ -20,7 +20,15 @@ export const LANDING_HINT =
  * Safe to repeat: a run already landed (the branch is at the tested commit)
  * answers ok again.
  */
-export async function landTestedCommit(client: GitHubClient, request: MergeRequest, testedSha: string | null, log: GitHubLog): Promise<MergeOutcome> {
+export async function landTestedCommit(
+  client: GitHubClient,
+  request: MergeRequest,
+  testedSha: string | null,
+  log: GitHubLog,
+  /** The tested commit is the (lone) PR's head itself (a direct merge): GitHub marks it merged, nothing to close. */
+  options: { landsPullRequestHead?: boolean } = {},
+): Promise<MergeOutcome> {
+  const closesPullRequests = request.mergeMethod !== 'merge_commit' && !options.landsPullRequestHead;
   const { repo, targetBranch } = request;
   const where = { repo: `${repo.owner}/${repo.name}`, branch: targetBranch, runId: request.runId };
   if (!testedSha) return { ok: false, reason: 'blocked', message: `the commit run ${request.runId} tested is unknown, so nothing can land from it` };
@@ -32,7 +40,7 @@ export async function landTestedCommit(client: GitHubClient, request: MergeReque
       // Closed by an earlier attempt of this very landing: it happened (and the PRs it had not closed yet are closed now).
       if ((await readBranch(client, repo, targetBranch)) === testedSha) {
         const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged);
-        if (request.mergeMethod !== 'merge_commit') await closeLanded(client, repo, stillOpen, testedSha, request);
+        if (closesPullRequests) await closeLanded(client, repo, stillOpen, testedSha, request);
         return { ok: true, newBaseSha: testedSha };
       }
       return { ok: false, reason: 'pr_closed' };
@@ -50,7 +58,7 @@ export async function landTestedCommit(client: GitHubClient, request: MergeReque
     return { ok: false, reason: 'blocked', message: `GitHub refused to move ${targetBranch} to the tested commit ${testedSha.slice(0, 7)}: ${messageOf(error)}. ${LANDING_HINT}` };
   }
   log.info({ ...where, newBaseSha: testedSha, prs: prs.map((p) => p.number) }, 'landed the tested commit');
-  if (request.mergeMethod !== 'merge_commit') await closeLanded(client, repo, prs, testedSha, request);
+  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request);
   return { ok: true, newBaseSha: testedSha };
 }
 
