@@ -334,7 +334,10 @@ export class QueueRunner {
         try {
           decided = decideInputs(worker.state, items);
         } catch (error) {
-          if (!(error instanceof PoisonInput)) throw error;
+          if (!(error instanceof PoisonInput)) {
+            this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
+            throw error;
+          }
           // A bug, not an outage: the state may be half-changed. Reload it and set the input aside.
           this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
           this.workers.delete(queueId);
@@ -351,7 +354,13 @@ export class QueueRunner {
           return;
         }
         const version = worker.version + 1;
-        if (!(await engine.append({ queueId, version, epoch: worker.epoch, items, actions: decided.actions }))) {
+        // The state was changed in place: if the decision is not stored, that change must not outlive it
+        // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
+        const stored = await engine.append({ queueId, version, epoch: worker.epoch, items, actions: decided.actions }).catch((error: unknown) => {
+          this.workers.delete(queueId);
+          throw error;
+        });
+        if (!stored) {
           this.options.log.warn({ queueId, version, epoch: worker.epoch }, 'another writer decided this version first; reloading');
           this.workers.delete(queueId);
           return;
