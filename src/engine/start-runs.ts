@@ -1,6 +1,7 @@
 import { batchCapacity } from './batch-size.js';
 import type { DecisionContext } from './context.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
+import { overlaps } from './content.js';
 import { aheadOf, headsOf, PLACES_PER_RUN, runOf } from './order.js';
 
 export function startRuns(ctx: DecisionContext): void {
@@ -58,18 +59,29 @@ export function startRuns(ctx: DecisionContext): void {
 /**
  * The PRs to test together from `index`: a bisection half, a batch, or one PR.
  * Null when a batch should wait for more PRs (batchingMinSize, up to the wait).
+ * In a parallel queue a batch is taken within the first PR's lane (the PRs its
+ * targets overlap, directly or through another member), so a failure and its
+ * bisection stay in that lane; a PR of the lane that depends on another lane's
+ * PR still ahead of it in line is not pulled past that PR (the batch ends there).
  */
 function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): EngineEntry[] | null {
   const { state } = ctx;
   const first = order[index] as EngineEntry;
   const waiting = (e: EngineEntry | undefined): e is EngineEntry => e !== undefined && !runOf(state, e.id);
-  if (state.config.mode === 'parallel' || first.noBatch || !state.config.batch) return [first];
+  if (first.noBatch || !state.config.batch) return [first];
+  const parallel = state.config.mode === 'parallel';
   const unit = [first];
+  /** Other lanes' PRs the batch went past (parallel queues). */
+  const passed: EngineEntry[] = [];
   const capacity = first.unitKey ? Number.POSITIVE_INFINITY : batchCapacity(state);
   let blocked = false;
   for (let i = index + 1; i < order.length && unit.length < capacity; i++) {
-    const next = order[i];
-    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey) {
+    const next = order[i] as EngineEntry;
+    if (parallel && !unit.some((member) => overlaps(member, next))) {
+      passed.push(next);
+      continue;
+    }
+    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey || passed.some((other) => overlaps(other, next))) {
       blocked = true;
       break;
     }

@@ -1,5 +1,6 @@
 import { batchCapacity } from '../engine/batch-size.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun, type EngineState } from '../engine/model.js';
+import { overlaps } from '../engine/content.js';
 import { queueOrder } from '../engine/order.js';
 import { DEFAULT_CI_HISTORY, type CiHistory } from './ci-history.js';
 import { Lanes, type LaneMark } from './lanes.js';
@@ -16,8 +17,8 @@ export type MergeForecast = Map<string, number>;
  * - a PR in a running run finishes when the run has run for the median CI duration
  *   (not before now); one whose run passed merges now, or when what is ahead of it does;
  * - PRs not yet tested are cut into the units the engine would form (batches of
- *   batchCapacity, bisection halves, noBatch PRs alone; one PR per run in a parallel
- *   queue) and each unit takes the next free CI slot of `concurrency` for one duration;
+ *   batchCapacity, bisection halves, noBatch PRs alone; in a parallel queue a batch
+ *   per lane, of PRs whose targets overlap) and each unit takes the next free CI slot of `concurrency` for one duration;
  *   a partial last batch waits for batchingMaxWaitTimeMinutes like the engine does;
  * - every unit ahead fails with the recent failure rate, and a failure costs the PRs
  *   behind it in its lane the CI slots thrown away (runs behind are rebuilt: on average
@@ -77,29 +78,44 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
 
   /** Gives a unit its ETA from its own finish, the lane ahead of it and the failures expected there. */
   const place = (unit: EngineEntry[], finish: number, failure: number, ownFailure: number) => {
-    const first = unit[0];
-    if (!first) return;
-    const ahead = lanes.before(first);
+    if (unit.length === 0) return;
+    // What every PR of the unit waits for (in a parallel queue each member's lane may reach further back).
+    const ahead = unit.map((e) => lanes.before(e)).reduce((a, b) => ({ eta: Math.max(a.eta, b.eta), penalty: Math.max(a.penalty, b.penalty) }));
     const delayed = finish + (ahead.penalty * duration) / concurrency + (unit.length > 1 ? ownFailure * duration : 0);
     const eta = Math.max(delayed, ahead.eta);
     for (const entry of unit) forecast.set(entry.id, eta);
     const mark: LaneMark = { eta, penalty: ahead.penalty + failure * failureCost(unit.length) };
-    lanes.after(first, mark);
+    for (const entry of unit) lanes.after(entry, mark);
   };
 
-  let batch: EngineEntry[] = [];
-  let capacity = 1;
-  /** Schedules the batch being formed; a partial one waits for more PRs unless something closes it. */
-  const flush = (closed: boolean) => {
-    const first = batch[0];
+  /** Schedules a batch; a partial one waits for more PRs unless something closes it. */
+  const schedule = (members: EngineEntry[], closed: boolean) => {
+    const first = members[0];
     if (!first) return;
     let notBefore = earliest;
-    if (!closed && !first.unitKey && batch.length < config.batchingMinSize) {
-      const oldest = Math.min(...batch.map((e) => e.admittedAt ?? now));
+    if (!closed && !first.unitKey && members.length < config.batchingMinSize) {
+      const oldest = Math.min(...members.map((e) => e.admittedAt ?? now));
       notBefore = Math.max(notBefore, oldest + config.batchingMaxWaitTimeMinutes * MINUTE_MS);
     }
-    place(batch, slots.take(notBefore), failureRate, failureRate);
+    place(members, slots.take(notBefore), failureRate, failureRate);
+  };
+  const capacityOf = (entry: EngineEntry) => (entry.noBatch || !config.batch ? 1 : entry.unitKey ? Number.POSITIVE_INFINITY : batchCapacity(state));
+
+  // A single queue forms one batch at a time, in line.
+  let batch: EngineEntry[] = [];
+  let capacity = 1;
+  const flush = (closed: boolean) => {
+    schedule(batch, closed);
     batch = [];
+  };
+  // A parallel queue forms a batch per lane: a PR joins the open batch whose PRs its targets overlap.
+  const laneBatches: Array<{ members: EngineEntry[]; capacity: number }> = [];
+  /** Lane batches a PR depends on close before it is placed: it never merges before them. */
+  const closeBatchesOf = (entry: EngineEntry) => {
+    for (const open of laneBatches.filter((b) => b.members.some((m) => overlaps(m, entry)))) {
+      schedule(open.members, true);
+      laneBatches.splice(laneBatches.indexOf(open), 1);
+    }
   };
 
   const placedRuns = new Set<EngineRun>();
@@ -108,6 +124,7 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
     const run = runOfEntry.get(entry.id);
     if (mergesNow.has(entry.id)) {
       flush(true);
+      closeBatchesOf(entry);
       const ahead = lanes.before(entry);
       const eta = Math.max(now, ahead.eta);
       forecast.set(entry.id, eta);
@@ -116,6 +133,7 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
     }
     if (run && !doomed(run)) {
       flush(true);
+      closeBatchesOf(entry);
       if (placedRuns.has(run)) continue;
       placedRuns.add(run);
       const unit = run.unit.map((h) => queued.get(h.entryId)).filter((e): e is EngineEntry => e !== undefined && !mergesNow.has(e.id));
@@ -128,7 +146,20 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
     }
     if (!startsNew) continue;
     if (!single) {
-      place([entry], slots.take(earliest), failureRate, failureRate);
+      // Its lane's open batches: it joins the one it overlaps if it can; otherwise they close first (the engine ends a batch there).
+      const overlapping = laneBatches.filter((b) => b.members.some((m) => overlaps(m, entry)));
+      const [only] = overlapping;
+      const joins = overlapping.length === 1 && only && !entry.noBatch && only.members.length < only.capacity && only.members[0]?.unitKey === entry.unitKey;
+      if (joins) only.members.push(entry);
+      else {
+        closeBatchesOf(entry);
+        laneBatches.push({ members: [entry], capacity: capacityOf(entry) });
+      }
+      const current = joins ? only : (laneBatches.at(-1) as { members: EngineEntry[]; capacity: number });
+      if (current.members.length >= current.capacity) {
+        schedule(current.members, true);
+        laneBatches.splice(laneBatches.indexOf(current), 1);
+      }
       continue;
     }
     const first = batch[0];
@@ -138,21 +169,22 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
     }
     flush(true);
     batch = [entry];
-    capacity = entry.noBatch || !config.batch ? 1 : entry.unitKey ? Number.POSITIVE_INFINITY : batchCapacity(state);
+    capacity = capacityOf(entry);
     if (batch.length >= capacity) flush(true);
   }
   flush(false);
-  // A single queue lands in queue order (each run holds everything ahead of it): no PR
-  // merges before one ahead of it, whatever its own run's timing (e.g. it is tested
-  // already while an urgent PR that passed it waits for a slot).
-  if (single) {
-    let floor = now;
-    for (const entry of order) {
-      const eta = forecast.get(entry.id);
-      if (eta === undefined) continue;
-      floor = Math.max(floor, eta);
-      forecast.set(entry.id, floor);
-    }
+  for (const open of laneBatches) schedule(open.members, false);
+  // A single queue lands in queue order (each run holds everything ahead of it), a parallel
+  // one in lane order: no PR merges before one ahead of it in its lane, whatever its own
+  // run's timing (e.g. it is tested already, or batched with a PR ahead, while an urgent
+  // PR that passed it waits for a slot).
+  const floors = new Lanes(single);
+  for (const entry of order) {
+    const eta = forecast.get(entry.id);
+    if (eta === undefined) continue;
+    const floor = Math.max(eta, floors.before(entry).eta);
+    forecast.set(entry.id, floor);
+    floors.after(entry, { eta: floor, penalty: 0 });
   }
   return forecast;
 }
