@@ -28,8 +28,8 @@ export function pushTouchesQueueFile(payload: { commits?: Array<{ added?: string
 /**
  * Reads the queue file at a commit through Probot's config loader (the
  * organization's `.github` repository when the repository has none, and
- * `_extends`), checks it with the API's schema and, when `apply`, makes the
- * repository's queues say what it says. Problems come back with their lines.
+ * `_extends`) and checks it with the API's schema: problems come back with
+ * their lines; `from` names the repository whose file it was.
  */
 export async function loadQueueFile(octokit: Octokit, repo: RepoRef, sha: string | undefined): Promise<{ found: boolean; reading: QueueFileReading; from?: { owner: string; repo: string } }> {
   let merged: { config: Record<string, unknown>; files: Array<{ owner: string; repo: string; config: unknown }> };
@@ -100,7 +100,8 @@ export async function syncQueueFileOnPush(deps: QueueFileSyncDeps, octokit: Octo
     head_sha: push.sha,
     name: QUEUE_FILE_CHECK_NAME,
     status: 'completed',
-    conclusion: reading.ok ? (changes?.some((c) => c.result === 'refused') ? 'action_required' : 'success') : 'failure',
+    // Neutral, not action_required: GitHub wants a details_url for that, and the summary says what to do.
+    conclusion: reading.ok ? (changes?.some((c) => c.result === 'refused') ? 'neutral' : 'success') : 'failure',
     output: checkOutput(found, reading, changes, push.defaultBranch),
   });
   return changes;
