@@ -73,6 +73,8 @@ function recordsFor(state: EngineState, item: InboxItem): RunnerAction[] {
       return held(input.entryId) ? [] : [{ type: 'publish_status', entryId: input.entryId, prNumber: input.prNumber, state: 'CANCELLED', reason: 'user_requested' }];
     case 'refresh_pull_request':
       return [{ type: 'refresh_pull_request', prNumber: input.prNumber }];
+    case 'pr_facts_read':
+      return [{ type: 'record_facts', entryId: input.entryId, facts: input.facts }];
     case 'test_run_reported':
       return [{ type: 'record_test_result', testRunId: input.testRunId, passed: input.passed, checkRuns: input.checkRuns, failedChecks: input.failedChecks, at }];
     default:

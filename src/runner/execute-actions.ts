@@ -119,8 +119,8 @@ async function refreshPullRequest(ctx: ActionContext, prNumber: number): Promise
     await ctx.report({ type: 'pr_facts_changed', prNumber, facts: gone, merged: false });
     return;
   }
-  await stores.entries.setFacts(entry.id, facts);
-  await ctx.report({ type: 'pr_facts_changed', prNumber, facts: engineFacts(facts), merged: facts.merged });
+  // Stored by the record step with the decision it leads to, never beside it (see pr_facts_read).
+  await ctx.report({ type: 'pr_facts_read', entryId: entry.id, facts, event: { type: 'pr_facts_changed', prNumber, facts: engineFacts(facts), merged: facts.merged } });
   const targets = await engineTargets(stores, queue.id, prNumber, facts.headSha);
   if (targets) await ctx.report({ type: 'impacted_targets_set', prNumber, targets });
 }

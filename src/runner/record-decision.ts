@@ -40,6 +40,10 @@ export async function recordDecision(ctx: ActionContext, version: number, action
         if (entry) await stores.entries.appendTimeline(action.entryId, { at: new Date(action.at), state: entry.state, reason: action.reason }, key);
         break;
       }
+      case 'record_facts':
+        // Through the inbox and the log as JSON: the read time comes back as text.
+        await stores.entries.setFacts(action.entryId, { ...action.facts, readAt: new Date(action.facts.readAt) });
+        break;
       case 'record_test_result': {
         const run = await stores.testRuns.findById(ctx.queue.id, action.testRunId);
         if (!run || run.status !== 'in_progress') break; // Cancelled meanwhile, or recorded already.

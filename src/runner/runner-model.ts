@@ -1,5 +1,6 @@
 import type { CheckResult } from '../ports/git-host.js';
 import type { StateChangeReason } from '../domain/pull-request-state.js';
+import type { PullRequestFacts } from '../domain/records.js';
 import type { EngineAction, EngineEvent } from '../engine/model.js';
 
 /**
@@ -15,6 +16,12 @@ export type RunnerInput =
   | { type: 'cancel_requested'; entryId: string; prNumber: number }
   /** The host says a PR changed: its facts are read again, off the request path. */
   | { type: 'refresh_pull_request'; prNumber: number }
+  /**
+   * What a read of the PR found: stored by the record step, in the decision that
+   * applies it (a write of its own, beside the record step's, could be lost: the
+   * local FerretDB updates a document by reading and rewriting it whole).
+   */
+  | { type: 'pr_facts_read'; entryId: string; facts: PullRequestFacts; event: Extract<EngineEvent, { type: 'pr_facts_changed' }> }
   /**
    * The host says the target branch moved (a push webhook): its head is read
    * again rather than taken from the message, as webhooks arrive late and out
@@ -39,7 +46,8 @@ export type RecordAction =
   | { type: 'record_priority'; entryId: string; priority: number; noBatch: boolean }
   /** A timeline record in the entry's current state (e.g. a restart of its tests). */
   | { type: 'record_timeline'; entryId: string; reason: StateChangeReason; at: number }
-  | { type: 'record_test_result'; testRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[]; at: number };
+  | { type: 'record_test_result'; testRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[]; at: number }
+  | { type: 'record_facts'; entryId: string; facts: PullRequestFacts };
 
 /** Host reads the runner does in the background for the engine. */
 export type HostReadAction = { type: 'refresh_pull_request'; prNumber: number } | { type: 'read_base_head' };
@@ -58,6 +66,8 @@ export function engineEventOf(input: RunnerInput): EngineEvent | null {
       return null;
     case 'test_run_reported':
       return { type: 'run_finished', runId: input.engineRunId, passed: input.passed, failedChecks: input.failedChecks };
+    case 'pr_facts_read':
+      return input.event;
     default:
       return input;
   }
