@@ -199,6 +199,8 @@ test('a writer that dies between storing a decision and taking its inputs off th
   };
   const a = runner('A', hostA, clock, dyingEngine);
   await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  // Idle first: a host-action loop still running from that decision would pick the next one up from the log.
+  await a.settled(queue.id);
   dying = true;
   await expect(a.dispatch(queue.id, submitted)).rejects.toThrow('the process died here');
   await a.stop();
