@@ -54,6 +54,14 @@ export interface QueueConfig {
 /** The default stall alert: past the default test timeout, so one long run alone never looks stalled. */
 export const DEFAULT_STALL_ALERT_MINUTES = 90;
 
+/** `base` with every setting given (undefined: unchanged); required statuses without repeats. */
+export function withSettings(base: Readonly<QueueConfig>, settings: Partial<QueueConfig>): QueueConfig {
+  const config: QueueConfig = { ...base };
+  for (const [key, value] of Object.entries(settings)) if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
+  if (settings.requiredStatuses) config.requiredStatuses = [...new Set(settings.requiredStatuses)];
+  return config;
+}
+
 export const DEFAULT_QUEUE_CONFIG: Readonly<QueueConfig> = Object.freeze({
   mode: 'single',
   concurrency: 1,

@@ -1,17 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULT_QUEUE_CONFIG, type QueueConfig } from '../domain/queue-config.js';
+import { DEFAULT_QUEUE_CONFIG, withSettings } from '../domain/queue-config.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
 import type { QueueService } from '../queue/queue-service.js';
-import type { QueueFile, QueueFileSettings } from './queue-file-schema.js';
-
-/** The whole configuration a file's settings stand for: what they leave out takes the default. */
-function configOf(settings: QueueFileSettings): QueueConfig {
-  const config: QueueConfig = { ...DEFAULT_QUEUE_CONFIG };
-  for (const [key, value] of Object.entries(settings)) if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
-  if (settings.requiredStatuses) config.requiredStatuses = [...new Set(settings.requiredStatuses)];
-  return config;
-}
+import type { QueueFile } from './queue-file-schema.js';
 
 /** What applying the file did to one queue. */
 export interface QueueFileChange {
@@ -41,7 +33,7 @@ export async function applyQueueFile(
     let created = false;
     const existing = await deps.stores.queues.find(repo, targetBranch);
     // Already the file's, with these settings: nothing to tell the runner (a config change would also lift a blocked landing).
-    if (existing?.configFile && isDeepStrictEqual(existing.config, configOf(settings ?? {}))) {
+    if (existing?.configFile && isDeepStrictEqual(existing.config, withSettings(DEFAULT_QUEUE_CONFIG, settings ?? {}))) {
       changes.push({ targetBranch, result: 'unchanged' });
       continue;
     }

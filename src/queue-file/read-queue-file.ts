@@ -1,4 +1,4 @@
-import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { queueFileSchema, type QueueFile } from './queue-file-schema.js';
 
@@ -67,8 +67,8 @@ function lineOf(doc: Document, lines: LineCounter, path: PropertyKey[]): number 
       if (!pair) return null;
       keyNode = pair.key as Node;
       node = pair.value;
-    } else if (node && typeof node === 'object' && 'items' in node && Array.isArray((node as { items: unknown[] }).items)) {
-      node = (node as { items: unknown[] }).items[Number(step)];
+    } else if (isSeq(node)) {
+      node = node.items[Number(step)];
       keyNode = null;
       if (node === undefined) return null;
     } else {

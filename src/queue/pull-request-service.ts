@@ -50,25 +50,22 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   /** A PR's entry for a status read (the queue record may be up to a second old). */
   async function readEntry(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
     const key = `${repoKey(ref.repo)}\n${ref.targetBranch}`;
-    let queue = queuesForReads.get(key);
-    if (!queue) {
-      const found = await findQueue(stores, ref.repo, ref.targetBranch);
-      if (!found.ok) return found;
-      queue = found.value;
-      queuesForReads.set(key, queue);
-    }
-    const entry = await stores.entries.find(queue.id, ref.prNumber);
-    if (!entry) return notFound(`Pull request #${ref.prNumber} was never submitted to the queue for ${ref.targetBranch}.`);
-    return succeed({ queue, entry });
+    const cached = queuesForReads.get(key);
+    const found = cached ? succeed(cached) : await findQueue(stores, ref.repo, ref.targetBranch);
+    if (found.ok && !cached) queuesForReads.set(key, found.value);
+    return entryIn(found, ref);
   }
 
   /** The entry of a PR that was submitted to this queue at least once. */
   async function findEntry(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
-    const queue = await findQueue(stores, ref.repo, ref.targetBranch);
-    if (!queue.ok) return queue;
-    const entry = await stores.entries.find(queue.value.id, ref.prNumber);
+    return entryIn(await findQueue(stores, ref.repo, ref.targetBranch), ref);
+  }
+
+  async function entryIn(found: Outcome<QueueRecord>, ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
+    if (!found.ok) return found;
+    const entry = await stores.entries.find(found.value.id, ref.prNumber);
     if (!entry) return notFound(`Pull request #${ref.prNumber} was never submitted to the queue for ${ref.targetBranch}.`);
-    return succeed({ queue: queue.value, entry });
+    return succeed({ queue: found.value, entry });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { DEFAULT_QUEUE_CONFIG, type QueueConfig, type QueueMode } from '../domain/queue-config.js';
+import { DEFAULT_QUEUE_CONFIG, withSettings, type QueueConfig, type QueueMode } from '../domain/queue-config.js';
 import type { QueueFileSource, QueueRecord } from '../domain/records.js';
 import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
@@ -45,11 +45,7 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       );
     }
     // A file says the whole configuration: what it leaves out takes the default.
-    const config: QueueConfig = fromFile ? { ...DEFAULT_QUEUE_CONFIG } : { ...queue.config };
-    for (const [key, value] of Object.entries(settings)) {
-      if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
-    }
-    if (requiredStatuses !== undefined) config.requiredStatuses = [...new Set(requiredStatuses)];
+    const config = withSettings(fromFile ? DEFAULT_QUEUE_CONFIG : queue.config, { ...settings, ...(requiredStatuses !== undefined ? { requiredStatuses } : {}) });
     if (deleteRequiredStatuses) delete config.requiredStatuses;
 
     const updated = await stores.queues.update(queue.id, {

@@ -207,7 +207,7 @@ export class GitHubHost implements GitHost {
     return decided.verdict;
   }
 
-  /** The commit the run tested, for comparing merged content with it. */
+  /** The run's record: the commit it tested, and whether it lands without CI (a direct merge). */
   private async testRun(repo: RepoRef, targetBranch: string, runId: string): Promise<TestRunRecord | null> {
     const queue = await this.options.queues.find(repo, targetBranch);
     return queue ? this.options.testRuns.findById(queue.id, runId) : null;
