@@ -25,7 +25,13 @@ export interface GitHubHarness {
   token: string;
   metrics: ServiceMetrics;
   api(path: string, body: unknown): Promise<{ status: number; json: () => Record<string, unknown> & { [k: string]: unknown }; body: string }>;
-  /** The engine's view of a queue in one line, for a wait that timed out to explain itself. */
+  /**
+   * The engine's view of a queue in one line, for a wait that timed out to explain itself; beside it, what
+   * the database holds (each entry's state, last recorded key = decision version × 100,000 + place, and
+   * attempt; how far the decision log is recorded and carried out), what the runner is busy with, and its
+   * last warnings (a round that failed says so there). The engine's state changes in place before its
+   * decision is stored and recorded: while a round is under way (runner.deciding) it is ahead of the database.
+   */
   describeQueue(ref: { owner: string; name: string }, targetBranch?: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -47,7 +53,25 @@ export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDe
     stores,
     log,
   );
-  const services = composeQueueServices({ stores, log, sandbox: false, hosts: { [github.hostName]: github.host }, maintenanceTasks: github.maintenanceTasks, pollMs: 100 });
+  // The runner's last warnings, kept (not printed) for describeQueue.
+  const warnings: string[] = [];
+  const remember = (level: string, details: object, message: string) => {
+    const { queueId, err } = details as { queueId?: string; err?: unknown };
+    warnings.push(`${new Date().toISOString()} ${level} ${queueId ?? ''} ${message}${err ? `: ${err instanceof Error ? err.message : String(err)}` : ''}`);
+    if (warnings.length > 10) warnings.shift();
+  };
+  const runnerLog = {
+    info: (details: object, message: string) => log.info(details, message),
+    warn(details: object, message: string) {
+      remember('warn', details, message);
+      log.warn(details, message);
+    },
+    error(details: object, message: string) {
+      remember('error', details, message);
+      log.error(details, message);
+    },
+  };
+  const services = composeQueueServices({ stores, log: runnerLog, sandbox: false, hosts: { [github.hostName]: github.host }, maintenanceTasks: github.maintenanceTasks, pollMs: 100 });
   github.bindEvents(services.events);
   const app = await buildServer({ stores, gitHosts: services.gitHosts, runner: services.runner, webhooks: (deps) => github.webhooks(deps, services.events) });
   // Requests not answered yet, for a close that hangs to name them.
@@ -78,7 +102,17 @@ export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDe
       const { requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode } = state;
       const runs = state.runs.map((r) => `${r.id}:${r.status}[${[...r.ahead, ...r.unit].map((u) => u.entryId).join(',')}]`);
       const entries = state.entries.map((e) => `${e.id}:${e.state}`);
-      return JSON.stringify({ requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode, runs, entries });
+      const stored = await Promise.all(
+        state.entries.map(async (e) => {
+          const entry = await stores.entries.findById(e.id);
+          return entry ? `${e.id}:${entry.state}@${entry.recordedKey}#${entry.attempt}` : `${e.id}:missing`;
+        }),
+      );
+      const cursors = await stores.engine.cursors(queue.id);
+      const unrecorded = (await stores.engine.decisionsAfter(queue.id, cursors.recordedThrough, 100)).map((d) => d.version);
+      const database = { entries: stored, ...cursors, unrecorded };
+      const runner = { ...services.runner.activity(), warnings };
+      return JSON.stringify({ requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode, runs, entries, database, runner });
     },
     async close() {
       // A slow close says which step it is in (a teardown that hangs should explain itself too).
