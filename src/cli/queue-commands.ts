@@ -38,7 +38,7 @@ export async function showQueue(ctx: CliContext, opts: Options): Promise<void> {
   if (opts.json) return ctx.io.stdout(answer.text);
   const { queue: q, runs, forecast } = answer.body;
   const { io } = ctx;
-  const batching = q.batch ? `, batches of ${q.batchingMinSize}+` : '';
+  const batching = q.tuning === 'adaptive' ? ', adaptive batches' : q.batch ? `, batches of ${q.batchingMinSize}+` : '';
   io.stdout(`${queueLabel(q)}: ${q.state} (${q.mode}, concurrency ${q.concurrency}${batching}, ${runs.length} run${runs.length === 1 ? '' : 's'} in flight; CI ~${forecast.ciDurationMinutes} min, ${Math.round(forecast.failureRate * 100)}% failing)`);
   for (const p of q.problems) io.stdout(`Problem: ${words(p.kind)} since ${when(p.since)}: ${p.message}`);
   // In line as the queue works through it: PRs in runs by start order (a chain's order), then the rest as listed.

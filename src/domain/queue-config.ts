@@ -8,6 +8,12 @@ export type MergeMethod = (typeof MERGE_METHODS)[number];
 export const DIRECT_MERGE_MODES = ['off', 'always'] as const;
 export type DirectMergeMode = (typeof DIRECT_MERGE_MODES)[number];
 
+export const TUNINGS = ['adaptive', 'fixed'] as const;
+export type Tuning = (typeof TUNINGS)[number];
+
+/** The settings `tuning: adaptive` chooses by itself: giving any of them fixes them all. */
+export const TUNED_SETTINGS = ['batch', 'batchingMinSize', 'batchingMaxWaitTimeMinutes', 'bisectionConcurrency', 'pendingFailureDepth', 'canOptimisticallyMerge'] as const;
+
 export const MAX_UINT32 = 4294967295;
 
 export interface QueueConfig {
@@ -37,6 +43,13 @@ export interface QueueConfig {
   createPrsForTestingBranches: boolean;
   directMergeMode: DirectMergeMode;
   /**
+   * `adaptive`: the engine chooses batch size, batch waits, bisection and
+   * failure handling from the queue's observed break rate, within `concurrency`
+   * (the settings in TUNED_SETTINGS are then not used); `fixed`: they are used
+   * as given. Absent in queues stored before it existed: fixed, as they were.
+   */
+  tuning?: Tuning;
+  /**
    * Minutes a running queue may go without progress (a run started or finished,
    * a PR merged or ejected) while PRs wait before it reports itself stalled
    * (queue.stalled, a problem in getQueue, a metric); 0 turns the alert off.
@@ -54,10 +67,15 @@ export interface QueueConfig {
 /** The default stall alert: past the default test timeout, so one long run alone never looks stalled. */
 export const DEFAULT_STALL_ALERT_MINUTES = 90;
 
-/** `base` with every setting given (undefined: unchanged); required statuses without repeats. */
+/**
+ * `base` with every setting given (undefined: unchanged); required statuses
+ * without repeats. Giving a setting adaptive tuning would choose, without
+ * naming the tuning, fixes the tuning: what the operator set is what runs.
+ */
 export function withSettings(base: Readonly<QueueConfig>, settings: Partial<QueueConfig>): QueueConfig {
   const config: QueueConfig = { ...base };
   for (const [key, value] of Object.entries(settings)) if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
+  if (settings.tuning === undefined && TUNED_SETTINGS.some((key) => settings[key] !== undefined)) config.tuning = 'fixed';
   if (settings.requiredStatuses) config.requiredStatuses = [...new Set(settings.requiredStatuses)];
   return config;
 }
@@ -79,6 +97,7 @@ export const DEFAULT_QUEUE_CONFIG: Readonly<QueueConfig> = Object.freeze({
   enqueueingLabel: 'merge-queue',
   createPrsForTestingBranches: false,
   directMergeMode: 'off',
+  tuning: 'adaptive',
   stallAlertMinutes: DEFAULT_STALL_ALERT_MINUTES,
   retryFailedTests: 0,
 });

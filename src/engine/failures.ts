@@ -3,6 +3,7 @@ import type { DecisionContext } from './context.js';
 import type { EngineRun } from './model.js';
 import { runOf } from './order.js';
 import { expectedAhead } from './run-validity.js';
+import { tuningOf } from './tuning.js';
 
 /**
  * A failed run is the fault of its own PRs only once everything ahead of them
@@ -26,10 +27,11 @@ export function decideFailures(ctx: DecisionContext): void {
     const tokens = run.unit.map(token);
     const behind = state.runs.filter((r) => r.seq > run.seq && tokens.every((t) => r.ahead.map(token).includes(t)));
     // Proven by a later run that contains it: the optimistic merge takes both (single queues).
-    if (state.config.mode === 'single' && state.config.canOptimisticallyMerge && behind.some((r) => r.status === 'passed')) continue;
+    const tuning = tuningOf(state);
+    if (state.config.mode === 'single' && tuning.canOptimisticallyMerge && behind.some((r) => r.status === 'passed')) continue;
     const finishedBehind = behind.filter((r) => r.status !== 'running').length;
     const runningBehind = behind.length - finishedBehind;
-    if (finishedBehind < state.config.pendingFailureDepth && runningBehind > 0) continue;
+    if (finishedBehind < tuning.pendingFailureDepth && runningBehind > 0) continue;
     const detail = run.failedChecks.length > 0 ? run.failedChecks.join(', ') : undefined;
     const reason = run.failureReason ?? 'failed_tests';
     if (run.unit.length === 1) {
@@ -44,7 +46,7 @@ export function decideFailures(ctx: DecisionContext): void {
 
 /** Splits a failed batch into as many parts as may be tested at once (at least two). */
 function bisect(ctx: DecisionContext, run: EngineRun): void {
-  const parts = Math.min(run.unit.length, Math.max(2, ctx.state.config.bisectionConcurrency));
+  const parts = Math.min(run.unit.length, Math.max(2, tuningOf(ctx.state).bisectionConcurrency));
   const size = Math.ceil(run.unit.length / parts);
   const halves: EngineRun['unit'][] = [];
   for (let i = 0; i < run.unit.length; i += size) halves.push(run.unit.slice(i, i + size));

@@ -1,11 +1,11 @@
-import { DEFAULT_QUEUE_CONFIG, type QueueConfig } from '../domain/queue-config.js';
+import { DEFAULT_QUEUE_CONFIG, withSettings, type QueueConfig } from '../domain/queue-config.js';
 import type { EngineState } from './model.js';
 
 /** A new, empty queue. */
 export function initialEngineState(targetBranch: string, config: Partial<QueueConfig> = {}, baseSha: string | null = null): EngineState {
   return {
     targetBranch,
-    config: { ...DEFAULT_QUEUE_CONFIG, ...config },
+    config: withSettings(DEFAULT_QUEUE_CONFIG, config),
     requestedState: 'RUNNING',
     switchingToMode: null,
     baseSha,

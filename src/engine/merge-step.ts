@@ -2,6 +2,7 @@ import type { DecisionContext } from './context.js';
 import type { EngineRun } from './model.js';
 import { runOf } from './order.js';
 import { expectedAhead, isValid } from './run-validity.js';
+import { tuningOf } from './tuning.js';
 
 /**
  * Merges the front of the queue when its run passed. With optimistic merging,
@@ -15,11 +16,13 @@ export function merge(ctx: DecisionContext): void {
   const passed = state.runs.filter((r) => r.status === 'passed' && isValid(ctx, order, r)).sort((a, b) => a.seq - b.seq);
   let chosen: EngineRun | undefined;
   if (state.config.mode === 'parallel') {
-    chosen = passed.find((r) => (expectedAhead(ctx, order, r) ?? [null]).length === 0);
+    // Nothing of its lane may be undecided ahead of it: a PR it was built without lands
+    // only after it, tested again on top (a lane's merges stay in its order).
+    chosen = passed.find((r) => (expectedAhead(ctx, order, r, true) ?? [null]).length === 0);
   } else {
     const front = order[0];
     const frontRun = front ? runOf(state, front.id) : undefined;
-    if (state.config.canOptimisticallyMerge) chosen = passed[passed.length - 1];
+    if (tuningOf(state).canOptimisticallyMerge) chosen = passed[passed.length - 1];
     else if (frontRun?.status === 'passed' && passed.includes(frontRun)) chosen = frontRun;
   }
   if (!chosen) return;

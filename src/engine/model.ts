@@ -47,6 +47,12 @@ export interface EngineEntry {
   bisection: boolean;
   /** Failed runs of its own this attempt has been tested again after (retryFailedTests); absent: none. */
   retries?: number;
+  /**
+   * Predicted probability (0..1) that this PR breaks the build, from facts
+   * outside the queue (its own CI before queueing, its size, its author's
+   * recent ejections); absent: only the queue's observed break rate is known.
+   */
+  risk?: number;
   /** When the entry became PENDING (batch waiting counts from here). */
   admittedAt: number | null;
   /**
@@ -148,8 +154,8 @@ export interface EngineState {
 
 /** Everything that can happen to a queue. */
 export type EngineEvent =
-  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null }
-  | { type: 'priority_changed'; entryId: string; priority: number; noBatch: boolean }
+  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null; risk?: number | null }
+  | { type: 'priority_changed'; entryId: string; priority: number; noBatch: boolean; risk?: number }
   | { type: 'cancelled'; entryId: string }
   | { type: 'restart_requested'; entryId: string }
   | { type: 'impacted_targets_set'; prNumber: number; targets: ImpactedTargets }

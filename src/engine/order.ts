@@ -1,5 +1,7 @@
 import { overlaps, token } from './content.js';
 import type { AppliedHead, EngineEntry, EngineRun, EngineState } from './model.js';
+import { observedFailureRate, tuningOf } from './tuning.js';
+import { MINUTE_MS } from './model.js';
 
 /** Places in line: a run's seq times this, plus the PR's index in the run. */
 export const PLACES_PER_RUN = 1_000;
@@ -14,8 +16,18 @@ export function isQueued(entry: EngineEntry): boolean {
   return entry.state !== 'NOT_READY';
 }
 
-function byFifo(a: EngineEntry, b: EngineEntry): number {
-  return a.priority - b.priority || a.submittedAt - b.submittedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/**
+ * How far back in line a PR not yet tested goes for its chance of breaking:
+ * safer PRs submitted up to this long after a certain failure go first (and
+ * batch together), so a risky PR fails alone, later in the chain, where it
+ * costs least; bounded, so it still has its turn.
+ */
+const RISK_DEFERRAL_MS = 60 * MINUTE_MS;
+
+function byFifo(state: EngineState): (a: EngineEntry, b: EngineEntry) => number {
+  const rate = observedFailureRate(state);
+  const key = (e: EngineEntry) => e.submittedAt + (e.risk === undefined ? 0 : e.risk - rate) * RISK_DEFERRAL_MS;
+  return (a, b) => a.priority - b.priority || key(a) - key(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /**
@@ -26,9 +38,10 @@ function byFifo(a: EngineEntry, b: EngineEntry): number {
  */
 export function queueOrder(state: EngineState): EngineEntry[] {
   const queued = state.entries.filter(isQueued);
-  const urgent = queued.filter((e) => e.priority === 0).sort(byFifo);
+  const fifo = byFifo(state);
+  const urgent = queued.filter((e) => e.priority === 0).sort(fifo);
   const placed = queued.filter((e) => e.priority !== 0 && e.place !== null).sort((a, b) => (a.place as number) - (b.place as number));
-  const waiting = queued.filter((e) => e.priority !== 0 && e.place === null).sort(byFifo);
+  const waiting = queued.filter((e) => e.priority !== 0 && e.place === null).sort(fifo);
   return [...urgent, ...placed, ...waiting];
 }
 
@@ -38,17 +51,32 @@ export function queueOrder(state: EngineState): EngineEntry[] {
  * run that contains it (optimistic merge) or the runs behind it we wait for.
  */
 export function expectedToMerge(state: EngineState, entry: EngineEntry): boolean {
-  if (runOf(state, entry.id)?.status !== 'failed') return true;
-  return state.config.canOptimisticallyMerge || state.config.pendingFailureDepth > 0;
+  const status = runOf(state, entry.id)?.status;
+  if (status === 'passed') return true;
+  if (status === 'failed') {
+    const tuning = tuningOf(state);
+    return tuning.canOptimisticallyMerge || tuning.pendingFailureDepth > 0;
+  }
+  // Speculate on the likelier outcome: runs behind a PR predicted to break are built without it.
+  return !likelyToBreak(entry);
 }
+
+/** Its risk hint says it more likely breaks the build than not (and no pass has answered that yet). */
+export function likelyToBreak(entry: EngineEntry): boolean {
+  return (entry.risk ?? 0) >= LIKELY_BREAK;
+}
+
+const LIKELY_BREAK = 0.5;
 
 /**
  * What a unit starting at `index` of `order` must be tested on top of: in a
  * single queue every PR ahead still expected to merge; in a parallel queue only
  * those its impacted targets depend on, directly or through another PR.
+ * `undecidedToo`: also the PRs ahead it is built without (failed, or
+ * predicted to break): what must be decided before it may land.
  */
-export function aheadOf(state: EngineState, order: EngineEntry[], index: number, unit: EngineEntry[]): EngineEntry[] {
-  const candidates = order.slice(0, index).filter((e) => expectedToMerge(state, e) && !unit.includes(e));
+export function aheadOf(state: EngineState, order: EngineEntry[], index: number, unit: EngineEntry[], undecidedToo = false): EngineEntry[] {
+  const candidates = order.slice(0, index).filter((e) => (undecidedToo || expectedToMerge(state, e)) && !unit.includes(e));
   if (state.config.mode === 'single') return candidates;
   const lane = [...unit];
   const found: EngineEntry[] = [];

@@ -4,12 +4,12 @@ import type { EngineEntry, EngineRun } from './model.js';
 import { aheadOf, headsOf } from './order.js';
 
 /** Where a run's unit stands in the queue, and what it must be tested on. */
-export function expectedAhead(ctx: DecisionContext, order: EngineEntry[], run: EngineRun): EngineEntry[] | null {
+export function expectedAhead(ctx: DecisionContext, order: EngineEntry[], run: EngineRun, undecidedToo = false): EngineEntry[] | null {
   const unit = run.unit.map((h) => ctx.entry(h.entryId));
   if (unit.some((e) => !e)) return null;
   const index = order.indexOf(unit[0] as EngineEntry);
   if (index < 0) return null;
-  return aheadOf(ctx.state, order, index, unit as EngineEntry[]);
+  return aheadOf(ctx.state, order, index, unit as EngineEntry[], undecidedToo);
 }
 
 /** Whether a run still tests what the queue would test now. */

@@ -5,6 +5,7 @@ import { decideFailures } from './failures.js';
 import { merge } from './merge-step.js';
 import { runOf } from './order.js';
 import { reconcile } from './run-validity.js';
+import { answerPredictions } from './risk.js';
 import { startRuns } from './start-runs.js';
 
 /**
@@ -18,6 +19,7 @@ export function settle(ctx: DecisionContext): void {
     admit(ctx);
     timeOut(ctx);
     shed(ctx);
+    answerPredictions(ctx);
     reconcile(ctx);
     decideFailures(ctx);
     reconcile(ctx);

@@ -1,8 +1,8 @@
-import { batchCapacity } from './batch-size.js';
 import type { DecisionContext } from './context.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { overlaps } from './content.js';
 import { aheadOf, headsOf, PLACES_PER_RUN, runOf } from './order.js';
+import { breakChance, tuningOf } from './tuning.js';
 
 export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
@@ -26,7 +26,7 @@ export function startRuns(ctx: DecisionContext): void {
     const isBisection = unit.some((e) => e.bisection);
     if (isBisection) {
       const bisecting = state.runs.filter((r) => r.status === 'running' && r.isBisection).length;
-      if (bisecting >= state.config.bisectionConcurrency) return;
+      if (bisecting >= tuningOf(state).bisectionConcurrency) return;
     }
     const ahead = aheadOf(state, order, index, unit);
     const direct = state.config.directMergeMode === 'always' && unit.length === 1 && ahead.length === 0 && !isBisection && !unit[0]?.retries && state.runs.length === 0 && state.mergingRunId === null;
@@ -68,29 +68,36 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
   const { state } = ctx;
   const first = order[index] as EngineEntry;
   const waiting = (e: EngineEntry | undefined): e is EngineEntry => e !== undefined && !runOf(state, e.id);
-  if (first.noBatch || !state.config.batch) return [first];
+  const tuning = tuningOf(state);
+  if (first.noBatch || tuning.batchCapacity <= 1) return [first];
   const parallel = state.config.mode === 'parallel';
   const unit = [first];
   /** Other lanes' PRs the batch went past (parallel queues). */
   const passed: EngineEntry[] = [];
-  const capacity = first.unitKey ? Number.POSITIVE_INFINITY : batchCapacity(state);
+  const capacity = first.unitKey ? Number.POSITIVE_INFINITY : tuning.batchCapacity;
   let blocked = false;
+  // Adaptive tuning fills a batch up to a chance of passing: a PR whose risk would take it below stays out.
+  const floor = first.unitKey ? null : tuning.batchPassFloor;
+  let passChance = 1 - breakChance(state, first);
+  if (floor !== null && passChance < floor) return [first];
   for (let i = index + 1; i < order.length && unit.length < capacity; i++) {
     const next = order[i] as EngineEntry;
     if (parallel && !unit.some((member) => overlaps(member, next))) {
       passed.push(next);
       continue;
     }
-    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey || passed.some((other) => overlaps(other, next))) {
+    const chance = passChance * (1 - breakChance(state, next));
+    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey || passed.some((other) => overlaps(other, next)) || (floor !== null && chance < floor)) {
       blocked = true;
       break;
     }
+    passChance = chance;
     unit.push(next);
   }
   // Waiting only helps a batch that more PRs can still join: not one closed by a noBatch PR.
-  if (first.unitKey || blocked || unit.length >= state.config.batchingMinSize) return unit;
+  if (first.unitKey || blocked || unit.length >= tuning.batchingMinSize) return unit;
   const oldest = Math.min(...unit.map((e) => e.admittedAt ?? ctx.now));
-  const deadline = oldest + state.config.batchingMaxWaitTimeMinutes * MINUTE_MS;
+  const deadline = oldest + tuning.batchingMaxWaitMinutes * MINUTE_MS;
   if (ctx.now >= deadline) return unit;
   ctx.wakeNoLaterThan(deadline);
   return null;

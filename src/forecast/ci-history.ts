@@ -20,7 +20,7 @@ export interface CiSample {
  * testingTimeoutMinutes: that is an upper bound (60 minutes by default) and would put
  * every first ETA hours late. 10 minutes is a common median for a pull request's CI;
  * the queue's own median replaces it from its first finished run. 10% failures is the
- * engine's own prior for sizing batches (engine/batch-size.ts): both start from one belief.
+ * engine's own prior for sizing batches (engine/tuning.ts): both start from one belief.
  */
 export const DEFAULT_CI_HISTORY: Readonly<CiHistory> = Object.freeze({ ciDurationMs: 10 * MINUTE_MS, failureRate: 0.1 });
 

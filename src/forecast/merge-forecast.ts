@@ -1,4 +1,4 @@
-import { batchCapacity } from '../engine/batch-size.js';
+import { tuningOf } from '../engine/tuning.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun, type EngineState } from '../engine/model.js';
 import { overlaps } from '../engine/content.js';
 import { queueOrder } from '../engine/order.js';
@@ -37,6 +37,7 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
   const forecast: MergeForecast = new Map();
   if (state.requestedState === 'PAUSED' || state.landingBlocked) return forecast;
   const { config } = state;
+  const tuning = tuningOf(state);
   const duration = Number.isFinite(history.ciDurationMs) && history.ciDurationMs > 0 ? history.ciDurationMs : DEFAULT_CI_HISTORY.ciDurationMs;
   const failureRate = Number.isFinite(history.failureRate) ? Math.min(1, Math.max(0, history.failureRate)) : DEFAULT_CI_HISTORY.failureRate;
   const concurrency = Math.max(1, config.concurrency);
@@ -54,12 +55,12 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
   }
   // A run built on a PR that failed is rebuilt once that failure is decided, unless a pass
   // of it may prove the PR (optimistic merging): its PRs are as good as untested.
-  const doomed = (run: EngineRun) => run.status === 'running' && !config.canOptimisticallyMerge && run.ahead.some((h) => failedIds.has(h.entryId));
+  const doomed = (run: EngineRun) => run.status === 'running' && !tuning.canOptimisticallyMerge && run.ahead.some((h) => failedIds.has(h.entryId));
   // What a passed run contains merges with it: the run being merged, and with optimistic
   // merging (single queues) any passed run, which lands everything ahead of it at once.
   const mergesNow = new Set<string>();
   for (const run of state.runs) {
-    const landsAll = run.id === state.mergingRunId || (single && config.canOptimisticallyMerge && run.status === 'passed');
+    const landsAll = run.id === state.mergingRunId || (single && tuning.canOptimisticallyMerge && run.status === 'passed');
     if (landsAll) for (const head of [...run.ahead, ...run.unit]) mergesNow.add(head.entryId);
   }
 
@@ -74,7 +75,7 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
   // on average half-way through the chain; a batch is bisected into parts, and the culprit's
   // part fails again, so it costs its parts' runs and a second rebuild.
   const chainLoss = (concurrency - 1) / 2;
-  const failureCost = (size: number) => (size > 1 ? 2 * chainLoss + Math.min(size, Math.max(2, config.bisectionConcurrency)) : chainLoss);
+  const failureCost = (size: number) => (size > 1 ? 2 * chainLoss + Math.min(size, Math.max(2, tuning.bisectionConcurrency)) : chainLoss);
 
   /** Gives a unit its ETA from its own finish, the lane ahead of it and the failures expected there. */
   const place = (unit: EngineEntry[], finish: number, failure: number, ownFailure: number) => {
@@ -93,13 +94,13 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
     const first = members[0];
     if (!first) return;
     let notBefore = earliest;
-    if (!closed && !first.unitKey && members.length < config.batchingMinSize) {
+    if (!closed && !first.unitKey && members.length < tuning.batchingMinSize) {
       const oldest = Math.min(...members.map((e) => e.admittedAt ?? now));
-      notBefore = Math.max(notBefore, oldest + config.batchingMaxWaitTimeMinutes * MINUTE_MS);
+      notBefore = Math.max(notBefore, oldest + tuning.batchingMaxWaitMinutes * MINUTE_MS);
     }
     place(members, slots.take(notBefore), failureRate, failureRate);
   };
-  const capacityOf = (entry: EngineEntry) => (entry.noBatch || !config.batch ? 1 : entry.unitKey ? Number.POSITIVE_INFINITY : batchCapacity(state));
+  const capacityOf = (entry: EngineEntry) => (entry.noBatch ? 1 : entry.unitKey ? Number.POSITIVE_INFINITY : tuning.expectedBatchSize);
 
   // A single queue forms one batch at a time, in line.
   let batch: EngineEntry[] = [];
@@ -141,7 +142,7 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
       else if (run.status === 'passed') place(unit, now, 0, 0);
       // Failed, not yet decided: if it merges at all, a run behind or a retest proves it.
       // Rebuilds behind it are counted where runs are built on it (doomed) or here (optimistic).
-      else place(unit, now + duration, config.canOptimisticallyMerge ? 1 : 0, 0);
+      else place(unit, now + duration, tuning.canOptimisticallyMerge ? 1 : 0, 0);
       continue;
     }
     if (!startsNew) continue;

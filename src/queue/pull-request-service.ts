@@ -86,13 +86,14 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
     }
   }
 
-  async function submittedEvent(queue: QueueRecord, entry: QueueEntryRecord, facts: PullRequestFacts | null, priority: number, noBatch: boolean): Promise<SubmittedEvent> {
+  async function submittedEvent(queue: QueueRecord, entry: QueueEntryRecord, facts: PullRequestFacts | null, priority: number, noBatch: boolean, risk: number | undefined): Promise<SubmittedEvent> {
     return {
       type: 'submitted',
       entryId: entry.id,
       prNumber: entry.prNumber,
       priority,
       noBatch,
+      ...(risk !== undefined ? { risk } : {}),
       facts: engineFacts(facts),
       targets: await engineTargets(stores, queue.id, entry.prNumber, facts?.headSha),
     };
@@ -109,7 +110,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   return {
     readEntry,
 
-    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
+    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
       return oneAtATime(ref, async () => {
         const found = await findQueue(stores, ref.repo, ref.targetBranch);
         if (!found.ok) return found;
@@ -140,7 +141,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           });
           if (inserted.ok) {
             const entry = inserted.value;
-            const submitted = await submittedEvent(queue, entry, facts.value, priority, noBatch);
+            const submitted = await submittedEvent(queue, entry, facts.value, priority, noBatch, ref.riskHint);
             return succeed({ queue, entry: await enqueue(queue, entry, submitted, null, refresh) });
           }
           const existing = await stores.entries.find(queue.id, ref.prNumber);
@@ -150,15 +151,16 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           const known = facts.value ?? existing.facts;
           if (isTerminal(existing.state)) {
             // A new attempt of the same entry: back to the end of its priority class.
-            const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false);
+            const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint);
             return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
-          // Already queued: only its priority and noBatch change.
+          // Already queued: only its priority, noBatch and risk hint change.
           await runner.dispatch(queue.id, {
             type: 'priority_changed',
             entryId: existing.id,
             priority: ref.priority ?? existing.priority,
             noBatch: ref.noBatch ?? existing.noBatch,
+            ...(ref.riskHint !== undefined ? { risk: ref.riskHint } : {}),
           });
           return succeed({ queue, entry: (await stores.entries.findById(existing.id)) ?? existing });
         }

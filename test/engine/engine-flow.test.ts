@@ -7,7 +7,7 @@ const facts = (headSha: string, over: Partial<PrFacts> = {}): PrFacts => ({ head
 
 /** A small driver: feeds events, keeps the state, remembers every action. */
 function queue(config: Partial<QueueConfig> = {}) {
-  let state: EngineState = initialEngineState('main', config, 'base0');
+  let state: EngineState = initialEngineState('main', { tuning: 'fixed', ...config }, 'base0'); // one PR per run unless a scenario batches (adaptive tuning: adaptive-tuning.test.ts)
   let now = 0;
   const log: EngineAction[] = [];
   const api = {

@@ -6,7 +6,7 @@
 import type { EngineAction } from '../../src/engine/model.js';
 import { MINUTE, queueDriver } from './support/queue-driver.js';
 
-const queue = () => queueDriver({ concurrency: 1, testingTimeoutMinutes: 60 });
+const queue = () => queueDriver({ concurrency: 1, testingTimeoutMinutes: 60, tuning: 'fixed' }); // one PR per run
 
 test('a run does not time out during an outage, and the outage does not count toward its timeout', () => {
   const q = queue();

@@ -12,7 +12,7 @@ import type { QueueConfig } from '../../src/domain/queue-config.js';
 const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
 
 function queue(config: Partial<QueueConfig> = {}) {
-  let state: EngineState = initialEngineState('main', config, 'base0');
+  let state: EngineState = initialEngineState('main', { tuning: 'fixed', ...config }, 'base0'); // one PR per run unless a scenario batches (adaptive tuning: adaptive-tuning.test.ts)
   const log: EngineAction[] = [];
   const send = (event: EngineEvent) => {
     const decision = decide(state, event, 0);

@@ -26,7 +26,7 @@ const submitted = (n: number, over: { priority?: number; targets?: string[]; fac
 
 /** A queue after these events, each at its time (minutes), through the engine itself. */
 function queue(config: Partial<QueueConfig>, events: Array<[number, EngineEvent]>): EngineState {
-  let state = initialEngineState('main', config, 'base0');
+  let state = initialEngineState('main', { tuning: 'fixed', ...config }, 'base0'); // one PR per run unless a scenario batches (adaptive tuning: adaptive-tuning.test.ts)
   for (const [minute, event] of events) state = decide(state, event, minute * MIN).state;
   return state;
 }

@@ -33,7 +33,7 @@ function toRecord(doc: Doc): QueueRecord {
     repo: { host: doc.repo.host, owner: doc.repo.owner, name: doc.repo.name },
     targetBranch: doc.targetBranch,
     // Queues stored before the stall alert existed have the default.
-    config: { ...config, stallAlertMinutes: config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES, retryFailedTests: config.retryFailedTests ?? 0, ...(requiredStatuses ? { requiredStatuses } : {}) },
+    config: { ...config, stallAlertMinutes: config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES, retryFailedTests: config.retryFailedTests ?? 0, tuning: config.tuning ?? 'fixed', ...(requiredStatuses ? { requiredStatuses } : {}) },
     requestedState: doc.requestedState,
     modeSwitchStartedAt: doc.modeSwitchStartedAt ?? null,
     hostOutage: doc.hostOutage?.since ? { since: doc.hostOutage.since, message: doc.hostOutage.message } : null,

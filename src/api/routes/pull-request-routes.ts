@@ -27,13 +27,14 @@ export function pullRequestRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
     app.post('/submitPullRequest', {
       schema: { tags, summary: 'Submit a pull request to the queue (re-submitting updates priority and noBatch)', body: submitPullRequestRequest, response },
       handler: async (request, reply) => {
-        const { repo, targetBranch, pr, priority, noBatch } = request.body;
+        const { repo, targetBranch, pr, priority, noBatch, riskHint } = request.body;
         const result = await pullRequests.submit({
           repo,
           targetBranch,
           prNumber: pr.number,
           priority: typeof priority === 'string' ? PRIORITY_NAMES[priority] : priority,
           noBatch,
+          riskHint,
         });
         if (!result.ok) return sendFailure(reply, result.failure);
         return pullRequestView(stores, result.value.queue, result.value.entry);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES } from '../../domain/queue-config.js';
+import { DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES, TUNINGS } from '../../domain/queue-config.js';
 import { QUEUE_STATES, REQUESTED_QUEUE_STATES } from '../../domain/queue-state.js';
 import { integer, lowerCaseEnum, queueIdentity, repoSchema, uint32, upperCaseEnum } from './common.js';
 import { pullRequestView } from './pull-request.js';
@@ -35,6 +35,11 @@ export const updateQueueRequest = z.object({
   enqueueingLabel: z.string().min(1).max(50).optional(),
   createPrsForTestingBranches: z.boolean().optional(),
   directMergeMode: lowerCaseEnum(DIRECT_MERGE_MODES).optional(),
+  tuning: lowerCaseEnum(TUNINGS)
+    .optional()
+    .describe(
+      '`adaptive` (new queues): the queue chooses batch size, batch waits, bisection and failure handling from its observed break rate and the PRs\' risk hints, within `concurrency`. `fixed`: batch, batchingMinSize, batchingMaxWaitTimeMinutes, bisectionConcurrency, pendingFailureDepth and canOptimisticallyMerge are used as given; setting any of them without `tuning` fixes the tuning.',
+    ),
   stallAlertMinutes: integer(0, 7 * 24 * 60)
     .optional()
     .describe('Minutes without progress (a run started or finished, a PR merged or ejected) while PRs wait before the queue reports itself stalled; 0 turns the alert off. Default 90.'),
@@ -67,6 +72,7 @@ export const queueView = z.object({
   enqueueingLabel: z.string(),
   createPrsForTestingBranches: z.boolean(),
   directMergeMode: z.enum(DIRECT_MERGE_MODES),
+  tuning: z.enum(TUNINGS).describe('`adaptive`: the batching and failure settings above are chosen by the queue and not used; `fixed`: they are used as given.'),
   stallAlertMinutes: z.number(),
   retryFailedTests: z.number(),
   configuredBy: z

@@ -26,6 +26,8 @@ export class EngineStrategy implements Strategy {
   constructor(
     private readonly config: Partial<QueueConfig>,
     readonly name = 'ours',
+    /** Give the engine each PR's risk hint (issue 12, point 3). */
+    private readonly hints = false,
   ) {
     this.usesLanes = config.mode === 'parallel';
   }
@@ -44,6 +46,7 @@ export class EngineStrategy implements Strategy {
       priority: 100,
       noBatch: false,
       facts: { headSha: sha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' },
+      ...(this.hints ? { risk: pr.riskHint } : {}),
       // Targets come with the PR: in a real repository CI computes them before the PR is queued.
       ...(this.usesLanes ? { targets: { sha, targets: pr.targets } } : {}),
     });

@@ -15,7 +15,7 @@ const TARGETS = ['a', 'b', 'c', 'd'];
 const MINUTE = 60_000;
 
 export type Command =
-  | { kind: 'submit'; pr: number; priority: number; noBatch: boolean; breaks: boolean; targets: string[] | 'ALL'; conflictsWith: number | null }
+  | { kind: 'submit'; pr: number; priority: number; noBatch: boolean; breaks: boolean; targets: string[] | 'ALL'; conflictsWith: number | null; risk?: number | null }
   | { kind: 'finish'; pick: number; flaky: boolean }
   | { kind: 'completeMerge'; ok: boolean }
   | { kind: 'cancel'; pick: number }
@@ -28,7 +28,7 @@ export type Command =
   | { kind: 'runnerRestart' };
 
 export const command: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('submit' as const), pr: fc.integer({ min: 1, max: 12 }), priority: fc.constantFrom(0, 10, 100, 100, 200), noBatch: fc.boolean(), breaks: fc.integer({ min: 0, max: 3 }).map((n) => n === 0), targets: fc.oneof(fc.subarray(TARGETS, { minLength: 1 }), fc.constant('ALL' as const)), conflictsWith: fc.option(fc.integer({ min: 1, max: 12 }), { freq: 6 }) }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('submit' as const), pr: fc.integer({ min: 1, max: 12 }), priority: fc.constantFrom(0, 10, 100, 100, 200), noBatch: fc.boolean(), breaks: fc.integer({ min: 0, max: 3 }).map((n) => n === 0), targets: fc.oneof(fc.subarray(TARGETS, { minLength: 1 }), fc.constant('ALL' as const)), conflictsWith: fc.option(fc.integer({ min: 1, max: 12 }), { freq: 6 }), risk: fc.option(fc.constantFrom(0.02, 0.3, 0.6, 0.95), { freq: 2 }) }) },
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), flaky: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('completeMerge' as const), ok: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
@@ -48,6 +48,7 @@ export const command: fc.Arbitrary<Command> = fc.oneof(
         bisectionConcurrency: fc.integer({ min: 1, max: 2 }),
         pendingFailureDepth: fc.integer({ min: 0, max: 2 }),
         canOptimisticallyMerge: fc.boolean(),
+        tuning: fc.constantFrom('adaptive' as const, 'fixed' as const),
       }),
       requestedState: fc.constantFrom('RUNNING' as const, 'RUNNING' as const, 'PAUSED' as const, 'DRAINING' as const),
     }),
@@ -168,9 +169,11 @@ export class World {
         if (!member || placedBefore.has(member.id)) continue;
         // A parallel queue that batches lets lanes go their own pace (a lane's batch may wait to fill
         // while another lane starts): there, only the member's own lane keeps the order.
-        const laneOnly = decision.state.config.mode === 'parallel' && decision.state.config.batch;
+        const laneOnly = decision.state.config.mode === 'parallel' && (decision.state.config.batch || decision.state.config.tuning === 'adaptive');
         for (const w of waiting) {
           if (laneOnly && !overlaps(w, member)) continue;
+          // A risk hint moves a PR not yet tested by design (safer PRs first): FIFO holds between PRs without one.
+          if (w.risk !== undefined || member.risk !== undefined) continue;
           const ahead = w.priority < member.priority || (w.priority === member.priority && w.submittedAt < member.submittedAt);
           expect(ahead).toBe(false);
         }
@@ -193,7 +196,7 @@ export class World {
         if (c.breaks) this.breaking.add(`e${c.pr}.${attempt}@${facts.headSha}`);
         this.targets.set(c.pr, c.targets);
         if (c.conflictsWith !== null && c.conflictsWith !== c.pr) this.conflicts.add([c.pr, c.conflictsWith].sort().join('~'));
-        this.send({ type: 'submitted', entryId: `e${c.pr}.${attempt}`, prNumber: c.pr, priority: c.priority, noBatch: c.noBatch, facts, targets: { sha: facts.headSha, targets: c.targets } });
+        this.send({ type: 'submitted', entryId: `e${c.pr}.${attempt}`, prNumber: c.pr, priority: c.priority, noBatch: c.noBatch, facts, targets: { sha: facts.headSha, targets: c.targets }, ...(typeof c.risk === 'number' ? { risk: c.risk } : {}) });
         return;
       }
       case 'finish': {

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { DEFAULT_STALL_ALERT_MINUTES, DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES } from '../../../domain/queue-config.js';
+import { DEFAULT_STALL_ALERT_MINUTES, DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES, TUNINGS } from '../../../domain/queue-config.js';
 import { REQUESTED_QUEUE_STATES } from '../../../domain/queue-state.js';
 
 const repoSchema = new Schema(
@@ -29,6 +29,8 @@ const configSchema = new Schema(
     directMergeMode: { type: String, enum: DIRECT_MERGE_MODES, required: true },
     stallAlertMinutes: { type: Number, default: DEFAULT_STALL_ALERT_MINUTES },
     retryFailedTests: { type: Number, default: 0 },
+    // Queues stored before tuning existed keep the settings they were given.
+    tuning: { type: String, enum: TUNINGS, default: 'fixed' },
   },
   { _id: false },
 );

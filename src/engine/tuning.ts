@@ -1,0 +1,91 @@
+import type { EngineEntry, EngineState } from './model.js';
+
+/**
+ * How the engine tests and judges right now: batch size, how long a partial
+ * batch waits, how many ways a failed batch splits, and how a failure is
+ * excused. With `tuning: fixed` these are the queue's settings as given; with
+ * `tuning: adaptive` (new queues) the engine chooses them from what the queue
+ * has seen, within `concurrency`, so one configuration fits a queue whose
+ * failure rate moves.
+ */
+export interface Tuning {
+  /** Most PRs one run may decide (1: no batches). */
+  batchCapacity: number;
+  /**
+   * Adaptive only: the lowest chance of passing a batch may have, so PRs
+   * predicted to be risky (EngineEntry.risk) fill it up faster and the safest
+   * ones make bigger batches; null: batches are counted in PRs.
+   */
+  batchPassFloor: number | null;
+  /** The batch size to expect (forecasts): the capacity, or what adaptive batches come to at the observed rate. */
+  expectedBatchSize: number;
+  /** Smallest batch worth starting before the wait is up. */
+  batchingMinSize: number;
+  batchingMaxWaitMinutes: number;
+  /** Parts a failed batch is split into, and bisection runs at once. */
+  bisectionConcurrency: number;
+  pendingFailureDepth: number;
+  canOptimisticallyMerge: boolean;
+}
+
+/** Prior belief about how often a PR breaks the build, before the queue has seen any. */
+const PRIOR_FAILURE_RATE = 0.1;
+const PRIOR_WEIGHT = 10;
+const MAX_BATCH = 16;
+
+
+/** The queue's recent break rate: ejected PRs among those concluded, pulled towards the prior while few are known. */
+export function observedFailureRate(state: EngineState): number {
+  const failures = state.recentOutcomes.reduce((sum, o) => sum + o, 0);
+  return (failures + PRIOR_FAILURE_RATE * PRIOR_WEIGHT) / (state.recentOutcomes.length + PRIOR_WEIGHT);
+}
+
+/**
+ * A batch of b PRs that each fail with probability p passes with (1-p)^b, and a
+ * failed batch costs a bisection and every speculative run behind it: with c
+ * runs in flight the chain holds about c·b PRs, so b ≈ 1/(c·p) keeps the chain
+ * likely to pass (measured best in bench/).
+ */
+function adaptiveBatchSize(state: EngineState, floor: number): number {
+  const p = observedFailureRate(state);
+  const size = Math.round(1 / (state.config.concurrency * Math.max(p, 0.01)));
+  return Math.min(MAX_BATCH, Math.max(floor, size));
+}
+
+/** The chance the engine gives a PR of breaking the build: its risk hint, else the queue's observed rate. */
+export function breakChance(state: EngineState, entry: EngineEntry): number {
+  return entry.risk ?? observedFailureRate(state);
+}
+
+export function tuningOf(state: EngineState): Tuning {
+  const { config } = state;
+  if (config.tuning !== 'adaptive') {
+    const capacity = config.batch ? Math.max(config.batchingMinSize, adaptiveBatchSize(state, 2)) : 1;
+    return {
+      batchCapacity: capacity,
+      batchPassFloor: null,
+      expectedBatchSize: capacity,
+      batchingMinSize: config.batchingMinSize,
+      batchingMaxWaitMinutes: config.batchingMaxWaitTimeMinutes,
+      bisectionConcurrency: config.bisectionConcurrency,
+      pendingFailureDepth: config.pendingFailureDepth,
+      canOptimisticallyMerge: config.canOptimisticallyMerge,
+    };
+  }
+  // Adaptive: batches take the PRs waiting when a run can start, up to a chance of passing set by
+  // the observed break rate, and never wait for more (waiting for a second PR, up to 30 minutes at
+  // a 10 % break rate, gained nothing measurable on bench:queue's seeds 6-8 and delays a quiet
+  // queue); a failed batch is split as many ways as runs may be in flight; a failure counts at once.
+  const size = adaptiveBatchSize(state, 1);
+  return {
+    batchCapacity: MAX_BATCH,
+    // What a batch of the size the observed rate suggests would pass with.
+    batchPassFloor: (1 - observedFailureRate(state)) ** size - 1e-9,
+    expectedBatchSize: size,
+    batchingMinSize: 1,
+    batchingMaxWaitMinutes: 0,
+    bisectionConcurrency: config.concurrency,
+    pendingFailureDepth: 0,
+    canOptimisticallyMerge: false,
+  };
+}
