@@ -7,18 +7,27 @@ import { BorsStrategy } from '../src/simulation/strategies/bors-batch-bisect.js'
 import { EngineStrategy } from '../src/simulation/strategies/engine-strategy.js';
 import { GithubMergeQueueStrategy } from '../src/simulation/strategies/github-merge-queue.js';
 import { OracleStrategy } from '../src/simulation/strategies/oracle.js';
+import { GitlabMergeTrainStrategy } from '../src/simulation/strategies/gitlab-merge-train.js';
+import { MergifyStrategy } from '../src/simulation/strategies/mergify.js';
+import { ZuulStrategy } from '../src/simulation/strategies/zuul.js';
 import { SerialStrategy } from '../src/simulation/strategies/serial.js';
+import { riskCorrelation } from '../src/simulation/risk-hint.js';
 import { generateWorkload } from '../src/simulation/workload.js';
-import { CI_CAPACITY, type BenchWorkload } from './queue-workloads.js';
+import { CI_CAPACITY, DEFAULT_ROW, type BenchWorkload } from './queue-workloads.js';
 
-/** Ours with directMergeMode: always, beside ours: the CI runs direct merge saves. */
+/** Ours with the default configuration, without the PRs' risk hints: what the hints gain. */
+export const NO_HINTS_ROW = 'ours-no-hints';
+/** Ours with the settings tuned for the workload. */
+export const TUNED_ROW = 'ours-tuned';
+/** The tuned settings with directMergeMode: always, beside ours-tuned: the CI runs direct merge saves. */
 export const DIRECT_ROW = 'ours+direct';
 
-/** One workload's results: every strategy on the same PR stream. */
+/** One workload's results on one seed: every strategy on the same PR stream. */
 export interface WorkloadResult {
   workload: string;
-  description: string;
-  ours: BenchWorkload['ours'];
+  seed: number;
+  /** How much the stream's risk hints tell about breakage (point-biserial r). */
+  riskCorrelation: number | null;
   metrics: StrategyMetrics[];
   /** Ours only: the merge ETA given at each submission against the actual merge. */
   eta: EtaAccuracy;
@@ -27,13 +36,18 @@ export interface WorkloadResult {
 
 export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, number]>): Strategy[] {
   return [
-    // Measures the ETA shown at submission; forwards everything, so the run is unchanged.
-    new EtaProbe(new EngineStrategy(bench.ours)),
-    // The same, landing PRs already up to date with their own CI passed without a second run (issue 11, point 3).
-    new EngineStrategy({ ...bench.ours, directMergeMode: 'always' }, DIRECT_ROW),
+    // The default configuration. The probe measures the ETA shown at submission; it forwards everything, so the run is unchanged.
+    new EtaProbe(new EngineStrategy(DEFAULT_ROW, 'ours', true)),
+    new EngineStrategy(DEFAULT_ROW, NO_HINTS_ROW),
+    new EngineStrategy(bench.tuned, TUNED_ROW),
+    // The tuned settings, landing PRs already up to date with their own CI passed without a second run (issue 11, point 3).
+    new EngineStrategy({ ...bench.tuned, directMergeMode: 'always' }, DIRECT_ROW),
     new SerialStrategy(),
     new BorsStrategy(),
     new GithubMergeQueueStrategy(CI_CAPACITY),
+    new MergifyStrategy(CI_CAPACITY),
+    new ZuulStrategy(CI_CAPACITY),
+    new GitlabMergeTrainStrategy(CI_CAPACITY),
     new OracleStrategy(conflicts, CI_CAPACITY, bench.lanes),
   ];
 }
@@ -46,8 +60,8 @@ export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult 
   const probe = strategies[probeAt] as EtaProbe;
   return {
     workload: bench.spec.name,
-    description: bench.spec.description,
-    ours: bench.ours,
+    seed,
+    riskCorrelation: riskCorrelation(workload.prs),
     metrics: records.map(metricsOf),
     eta: etaAccuracy(probe.etas, records[probeAt] as SimRecord),
     violations: Object.fromEntries(records.filter((r) => r.violations.length > 0).map((r) => [r.strategy, r.violations.slice(0, 5)])),
