@@ -168,7 +168,7 @@ describe('mq against the queue', () => {
 
     const [queue, queueJson, pr, prJson] = await Promise.all([mq('status'), mq('status', '--json'), mq('status', '1'), mq('status', '1', '--json')]);
     const lines = expectOk(queue);
-    expect(lines[0]).toMatch(/^sandbox\/people\/app main: RUNNING \(single, concurrency 1, 1 run in flight/);
+    expect(lines[0]).toMatch(/^sandbox\/people\/app main: RUNNING \(single, concurrency 1, adaptive batches, 1 run in flight/);
     expect(lines[1]).toMatch(/^POS\s+PR\s+STATE\s+PRIORITY\s+MERGES \(FORECAST\)\s+TITLE$/);
     // The PR under test first, then the line; each with a forecast merge time.
     expect(lines[2]).toMatch(/^\s*1\s+#1\s+TESTING\s+medium\s+\d\d:\d\d \(in \d+ min\)\s+Change 1$/);
