@@ -43,8 +43,8 @@ export interface QueueConfig {
   createPrsForTestingBranches: boolean;
   directMergeMode: DirectMergeMode;
   /**
-   * `adaptive`: the engine chooses batch size, batch waits, bisection and
-   * failure handling from the queue's observed break rate, within `concurrency`
+   * `adaptive`: the engine chooses batch size, bisection and failure handling
+   * (it never waits to fill a batch) from the queue's observed break rate, within `concurrency`
    * (the settings in TUNED_SETTINGS are then not used); `fixed`: they are used
    * as given. Absent in queues stored before it existed: fixed, as they were.
    */

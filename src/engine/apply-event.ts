@@ -12,7 +12,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       if (existing) {
         existing.priority = event.priority;
         existing.noBatch = event.noBatch;
-        if (typeof event.risk === 'number') existing.risk = event.risk;
+        if (event.risk !== undefined) existing.risk = event.risk;
         return;
       }
       state.entries.push({
@@ -28,7 +28,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         bisection: false,
         admittedAt: null,
         place: null,
-        ...(typeof event.risk === 'number' ? { risk: event.risk } : {}),
+        ...(event.risk !== undefined ? { risk: event.risk } : {}),
       });
       ctx.hint(event.entryId, 'submitted');
       ctx.emit({ type: 'pull_request.submitted', prNumbers: [event.prNumber] });
@@ -39,7 +39,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       if (!entry) return;
       entry.priority = event.priority;
       entry.noBatch = event.noBatch;
-      if (typeof event.risk === 'number') entry.risk = event.risk;
+      if (event.risk !== undefined) entry.risk = event.risk;
       return;
     }
     case 'cancelled':

@@ -154,7 +154,7 @@ export interface EngineState {
 
 /** Everything that can happen to a queue. */
 export type EngineEvent =
-  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null; risk?: number | null }
+  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null; risk?: number }
   | { type: 'priority_changed'; entryId: string; priority: number; noBatch: boolean; risk?: number }
   | { type: 'cancelled'; entryId: string }
   | { type: 'restart_requested'; entryId: string }

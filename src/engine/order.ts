@@ -1,7 +1,6 @@
 import { overlaps, token } from './content.js';
-import type { AppliedHead, EngineEntry, EngineRun, EngineState } from './model.js';
+import { MINUTE_MS, type AppliedHead, type EngineEntry, type EngineRun, type EngineState } from './model.js';
 import { observedFailureRate, tuningOf } from './tuning.js';
-import { MINUTE_MS } from './model.js';
 
 /** Places in line: a run's seq times this, plus the PR's index in the run. */
 export const PLACES_PER_RUN = 1_000;

@@ -27,6 +27,6 @@ export function answerPredictions(ctx: DecisionContext): void {
 function builtWithout(ctx: DecisionContext, entry: EngineEntry): boolean {
   const order = ctx.order();
   return ctx.state.runs.some(
-    (run) => run.id !== ctx.state.mergingRunId && run.status !== 'failed' && !run.ahead.some((h) => h.entryId === entry.id) && !run.unit.some((h) => h.entryId === entry.id) && (expectedAhead(ctx, order, run, true) ?? []).includes(entry),
+    (run) => run.id !== ctx.state.mergingRunId && run.status !== 'failed' && !run.ahead.some((h) => h.entryId === entry.id) && (expectedAhead(ctx, order, run, true) ?? []).includes(entry),
   );
 }

@@ -78,7 +78,7 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
   let blocked = false;
   // Adaptive tuning fills a batch up to a chance of passing: a PR whose risk would take it below stays out.
   const floor = first.unitKey ? null : tuning.batchPassFloor;
-  let passChance = 1 - breakChance(state, first);
+  let passChance = 1 - breakChance(first, tuning);
   if (floor !== null && passChance < floor) return [first];
   for (let i = index + 1; i < order.length && unit.length < capacity; i++) {
     const next = order[i] as EngineEntry;
@@ -86,7 +86,7 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
       passed.push(next);
       continue;
     }
-    const chance = passChance * (1 - breakChance(state, next));
+    const chance = passChance * (1 - breakChance(next, tuning));
     if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey || passed.some((other) => overlaps(other, next)) || (floor !== null && chance < floor)) {
       blocked = true;
       break;

@@ -2,13 +2,15 @@ import type { EngineEntry, EngineState } from './model.js';
 
 /**
  * How the engine tests and judges right now: batch size, how long a partial
- * batch waits, how many ways a failed batch splits, and how a failure is
- * excused. With `tuning: fixed` these are the queue's settings as given; with
+ * batch waits (adaptive: never), how many ways a failed batch splits, and how
+ * a failure is excused. With `tuning: fixed` these are the queue's settings as given; with
  * `tuning: adaptive` (new queues) the engine chooses them from what the queue
  * has seen, within `concurrency`, so one configuration fits a queue whose
  * failure rate moves.
  */
 export interface Tuning {
+  /** The queue's observed break rate (observedFailureRate). */
+  breakRate: number;
   /** Most PRs one run may decide (1: no batches). */
   batchCapacity: number;
   /**
@@ -33,7 +35,6 @@ const PRIOR_FAILURE_RATE = 0.1;
 const PRIOR_WEIGHT = 10;
 const MAX_BATCH = 16;
 
-
 /** The queue's recent break rate: ejected PRs among those concluded, pulled towards the prior while few are known. */
 export function observedFailureRate(state: EngineState): number {
   const failures = state.recentOutcomes.reduce((sum, o) => sum + o, 0);
@@ -46,22 +47,23 @@ export function observedFailureRate(state: EngineState): number {
  * runs in flight the chain holds about c·b PRs, so b ≈ 1/(c·p) keeps the chain
  * likely to pass (measured best in bench/).
  */
-function adaptiveBatchSize(state: EngineState, floor: number): number {
-  const p = observedFailureRate(state);
-  const size = Math.round(1 / (state.config.concurrency * Math.max(p, 0.01)));
+function adaptiveBatchSize(concurrency: number, breakRate: number, floor: number): number {
+  const size = Math.round(1 / (concurrency * Math.max(breakRate, 0.01)));
   return Math.min(MAX_BATCH, Math.max(floor, size));
 }
 
 /** The chance the engine gives a PR of breaking the build: its risk hint, else the queue's observed rate. */
-export function breakChance(state: EngineState, entry: EngineEntry): number {
-  return entry.risk ?? observedFailureRate(state);
+export function breakChance(entry: EngineEntry, tuning: Tuning): number {
+  return entry.risk ?? tuning.breakRate;
 }
 
 export function tuningOf(state: EngineState): Tuning {
   const { config } = state;
+  const breakRate = observedFailureRate(state);
   if (config.tuning !== 'adaptive') {
-    const capacity = config.batch ? Math.max(config.batchingMinSize, adaptiveBatchSize(state, 2)) : 1;
+    const capacity = config.batch ? Math.max(config.batchingMinSize, adaptiveBatchSize(config.concurrency, breakRate, 2)) : 1;
     return {
+      breakRate,
       batchCapacity: capacity,
       batchPassFloor: null,
       expectedBatchSize: capacity,
@@ -76,11 +78,12 @@ export function tuningOf(state: EngineState): Tuning {
   // the observed break rate, and never wait for more (waiting for a second PR, up to 30 minutes at
   // a 10 % break rate, gained nothing measurable on bench:queue's seeds 6-8 and delays a quiet
   // queue); a failed batch is split as many ways as runs may be in flight; a failure counts at once.
-  const size = adaptiveBatchSize(state, 1);
+  const size = adaptiveBatchSize(config.concurrency, breakRate, 1);
   return {
+    breakRate,
     batchCapacity: MAX_BATCH,
     // What a batch of the size the observed rate suggests would pass with.
-    batchPassFloor: (1 - observedFailureRate(state)) ** size - 1e-9,
+    batchPassFloor: (1 - breakRate) ** size - 1e-9,
     expectedBatchSize: size,
     batchingMinSize: 1,
     batchingMaxWaitMinutes: 0,
