@@ -354,6 +354,10 @@ export class QueueRunner {
           return;
         }
         const version = worker.version + 1;
+        // Before the decision is in the log: the host-action loop reads new decisions from there and
+        // carries them out with worker.queue, which must already say what the operator changed
+        // (a landing predicted with the old mergeMethod blocked the queue again).
+        if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
         // The state was changed in place: if the decision is not stored, that change must not outlive it
         // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
         const stored = await engine.append({ queueId, version, epoch: worker.epoch, items, actions: decided.actions }).catch((error: unknown) => {
@@ -370,7 +374,6 @@ export class QueueRunner {
         for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
         try {
           await engine.acknowledge(items.map((item) => item.id));
-          if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
           await recordDecision(this.context(worker), version, decided.actions);
           // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
           await engine.advanceCursor(queueId, 'recordedThrough', version);
