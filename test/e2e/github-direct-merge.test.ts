@@ -67,6 +67,9 @@ test('the PR behind a direct merge is built on its head, so its tested commit st
   const second = greenPullRequest(repo, 'Behind it');
   h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
   repo.addLabel(first, 'merge-queue');
+  // Label webhooks arrive in any order (up to 100 ms late each): the second is labelled once the first
+  // is in the queue, so it lines up behind the first while that one's direct merge is still in flight.
+  await h.fake.waitFor(async () => (await stateOf(ref, first)) !== undefined, { message: 'the first PR submitted' });
   repo.addLabel(second, 'merge-queue');
   await h.fake.waitFor(async () => (await stateOf(ref, second)) === 'MERGED', { timeoutMs: 20_000, message: 'both merged' });
   expect(await stateOf(ref, first)).toBe('MERGED');

@@ -1,19 +1,21 @@
 import type { Connection, Types } from 'mongoose';
 import type { EngineState } from '../../engine/model.js';
-import type { EngineStore, StoredDecision } from '../../ports/engine-store.js';
+import type { DecisionCursors, EngineStore, StoredDecision } from '../../ports/engine-store.js';
 import type { InboxItem, RunnerAction, RunnerInput } from '../../runner/runner-model.js';
 import { isDuplicateKeyError } from './errors.js';
 import { engineModels } from './models/engine.js';
 
 type SnapshotDoc = { _id: string; queueId: string; version: number; stateJson: string };
 type DecisionDoc = { _id: string; queueId: string; version: number; epoch: number; itemsJson: string; actionsJson: string };
-type CursorDoc = { _id: string; recordedThrough?: number; actedThrough?: number };
+/** One cursor (`version`), or both in the document keyed by the bare queue id, as stored before. */
+type CursorDoc = { _id: string; version?: number; recordedThrough?: number; actedThrough?: number };
 type LegacyStateDoc = { _id: string; stateJson: string; outboxJson: string; epoch: number };
 /** `eventJson`: inbox entries written before the runner had inputs of its own. */
 type InboxDoc = { _id: Types.ObjectId; queueId: string; inputJson?: string; eventJson?: string; at: number };
 type LeaseDoc = { _id: string; epoch: number; owner: string; expiresAt: number };
 
 const key = (queueId: string, version: number) => `${queueId}:${version}`;
+const cursorKey = (queueId: string, cursor: keyof DecisionCursors) => `${queueId}/${cursor}`;
 
 function toDecision(doc: DecisionDoc): StoredDecision {
   return {
@@ -78,12 +80,24 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       return docs.map(toDecision);
     },
     async cursors(queueId) {
-      const doc = await Cursors.findById(queueId).lean<CursorDoc>();
-      return { recordedThrough: doc?.recordedThrough ?? 0, actedThrough: doc?.actedThrough ?? 0 };
+      const [recorded, acted, before] = await Promise.all([
+        Cursors.findById(cursorKey(queueId, 'recordedThrough')).lean<CursorDoc>(),
+        Cursors.findById(cursorKey(queueId, 'actedThrough')).lean<CursorDoc>(),
+        Cursors.findById(queueId).lean<CursorDoc>(),
+      ]);
+      return {
+        recordedThrough: Math.max(recorded?.version ?? 0, before?.recordedThrough ?? 0),
+        actedThrough: Math.max(acted?.version ?? 0, before?.actedThrough ?? 0),
+      };
     },
     async advanceCursor(queueId, cursor, version) {
       // $max: a writer that lost the lease and writes late cannot move a cursor back.
-      await Cursors.updateOne({ _id: queueId }, { $max: { [cursor]: version } }, { upsert: true });
+      const advance = () => Cursors.updateOne({ _id: cursorKey(queueId, cursor) }, { $max: { version } }, { upsert: true });
+      // Two first upserts at once: one inserts, the other hits the unique _id and updates what is there now.
+      await advance().catch((error: unknown) => {
+        if (!isDuplicateKeyError(error)) throw error;
+        return advance();
+      });
     },
     async compact(queueId, version) {
       const keep = await Snapshots.findOne({ queueId, version: { $lte: version } }).sort({ version: -1 }).lean<SnapshotDoc>();
@@ -94,7 +108,7 @@ export function mongoEngineStore(connection: Connection): EngineStore {
     async remove(queueId) {
       await Snapshots.deleteMany({ queueId });
       await Decisions.deleteMany({ queueId });
-      await Cursors.deleteOne({ _id: queueId });
+      await Cursors.deleteMany({ _id: { $in: [queueId, cursorKey(queueId, 'recordedThrough'), cursorKey(queueId, 'actedThrough')] } });
       await LegacyStates.deleteOne({ _id: queueId });
       await Inbox.deleteMany({ queueId });
       await Leases.deleteMany({ queueId });

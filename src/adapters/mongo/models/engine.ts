@@ -34,12 +34,19 @@ const decisionSchema = new Schema(
 );
 decisionSchema.index({ queueId: 1, version: 1 });
 
-/** How far each queue's decisions have been carried out. */
+/**
+ * How far each queue's decisions have been carried out: one document per cursor
+ * (`<queueId>/recordedThrough`, `<queueId>/actedThrough`), because the round and
+ * the host-action loop advance theirs concurrently and FerretDB rewrites a whole
+ * document per update (two cursors in one document could undo each other).
+ * Documents keyed by the bare queue id hold both, as written before.
+ */
 const cursorSchema = new Schema(
   {
     _id: { type: String, required: true },
-    recordedThrough: { type: Number, required: true, default: 0 },
-    actedThrough: { type: Number, required: true, default: 0 },
+    version: { type: Number },
+    recordedThrough: { type: Number },
+    actedThrough: { type: Number },
   },
   { collection: 'queue_engine_cursors', versionKey: false },
 );
