@@ -105,6 +105,8 @@ export class QueueRunner {
   /** The decision rounds running per queue, and the queues that asked for one more meanwhile. */
   private readonly rounds = new Map<string, Promise<void>>();
   private readonly roundAgain = new Set<string>();
+  /** Queues whose last round failed: the next poll tries again, even with nothing in their inbox. */
+  private readonly failedRounds = new Set<string>();
   private readonly actAgain = new Set<string>();
   private readonly sleeping = new Map<string, { timer: NodeJS.Timeout; wake: () => void }>();
   /** The host action each queue's loop is carrying out now, and since when. */
@@ -177,6 +179,7 @@ export class QueueRunner {
     await this.mutex.run(queueId, async () => {
       this.timers.clear(queueId);
       this.workers.delete(queueId);
+      this.failedRounds.delete(queueId);
       await this.options.stores.engine.remove(queueId);
     });
   }
@@ -254,7 +257,9 @@ export class QueueRunner {
       // takes over those of a writer that died (actions to finish, runs to resume).
       const sweepEvery = Math.max(1, Math.floor(this.leaseTtlMs / 3 / (this.options.pollMs ?? 2_000)));
       const all = this.polls++ % sweepEvery === 0;
-      for (const queueId of all ? await engine.queueIds() : await engine.queuesWithPendingEvents()) this.kick(queueId);
+      const queueIds = all ? await engine.queueIds() : await engine.queuesWithPendingEvents();
+      // A round that failed after its inputs left the inbox (a decision stored, not all recorded) leaves nothing there to poll for.
+      for (const queueId of new Set([...queueIds, ...this.failedRounds])) this.kick(queueId);
     } catch (error) {
       this.options.log.warn({ err: error }, 'queue poll failed');
     }
@@ -301,7 +306,9 @@ export class QueueRunner {
         this.roundAgain.delete(queueId);
         try {
           await this.decideRound(queueId);
+          this.failedRounds.delete(queueId);
         } catch (error) {
+          this.failedRounds.add(queueId);
           if (!this.roundAgain.has(queueId)) {
             this.rounds.delete(queueId);
             throw error;
@@ -421,7 +428,6 @@ export class QueueRunner {
     const toStart = new Set((loaded?.decisions ?? []).filter((d) => d.version > cursors.actedThrough).flatMap((d) => d.actions.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []))));
     worker.resumeRuns = worker.state.runs.filter((run) => run.status === 'running' && !toStart.has(run.id));
     if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
-    this.workers.set(queueId, worker);
     // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
     // Inputs a decision applied leave the inbox right after it is stored; a writer that died in between left them there.
     const applied = (loaded?.decisions ?? []).flatMap((decision) => decision.items.map((item) => item.id));
@@ -432,6 +438,9 @@ export class QueueRunner {
     if (worker.version > cursors.recordedThrough) await stores.engine.advanceCursor(queueId, 'recordedThrough', worker.version);
     // A tick re-arms timers (timeouts, batch waits) and asks for the branch head if unknown.
     await stores.engine.enqueue(queueId, { queueId, input: { type: 'tick' }, at: this.now() });
+    // Kept only now: a load that failed part-way (a record above threw) must be done again by the next round,
+    // or the decisions it did not record never would be (the engine TESTING, the entry PENDING for good).
+    this.workers.set(queueId, worker);
     return worker;
   }
 
