@@ -64,7 +64,12 @@ export interface SessionStore {
 
 export interface QueueStore {
   insert(queue: Omit<QueueRecord, 'id'>): Promise<InsertOutcome<QueueRecord>>;
-  find(repo: RepoRef, targetBranch: string): Promise<QueueRecord | null>;
+  /**
+   * The queue of a repository's branch. With `maxAgeMs`, a record this process
+   * read at most that long ago will do (its own writes forget it at once; another
+   * replica's show up within maxAgeMs): for the busiest paths, which need little of it.
+   */
+  find(repo: RepoRef, targetBranch: string, options?: { maxAgeMs?: number }): Promise<QueueRecord | null>;
   findById(id: string): Promise<QueueRecord | null>;
   /** All queues of an organization, optionally of one repository. */
   listForOrg(host: string, owner: string, repo?: RepoRef): Promise<QueueRecord[]>;

@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { DEFAULT_PRIORITY } from '../domain/priority.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../domain/records.js';
@@ -17,7 +16,7 @@ export interface WarningLog {
   warn(details: object, message: string): void;
 }
 
-/** How long a status read may use a queue record it read before (see readEntry). */
+/** How long a status read or a submit may use a queue record read before (see recentQueue). */
 const QUEUE_READ_TTL_MS = 1000;
 
 export interface PullRequestRef {
@@ -40,20 +39,12 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   const oneAtATime = <T>(ref: PullRequestRef, work: () => Promise<T>): Promise<T> =>
     changes.run(`${repoKey(ref.repo)}\n${ref.targetBranch}\n${ref.prNumber}`, work);
 
-  /**
-   * Queue records as reads of a PR's status see them: kept a second per process,
-   * so a busy status endpoint does not read the same record hundreds of times a
-   * second. Its settings may show up to a second late there; writes always read afresh.
-   */
-  const queuesForReads = new LRUCache<string, QueueRecord>({ max: 1000, ttl: QUEUE_READ_TTL_MS });
+  /** The queue a request names, as this process read it at most a second ago (see QueueStore.find). */
+  const recentQueue = (ref: Omit<PullRequestRef, 'prNumber'>) => findQueue(stores, ref.repo, ref.targetBranch, { maxAgeMs: QUEUE_READ_TTL_MS });
 
   /** A PR's entry for a status read (the queue record may be up to a second old). */
   async function readEntry(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
-    const key = `${repoKey(ref.repo)}\n${ref.targetBranch}`;
-    const cached = queuesForReads.get(key);
-    const found = cached ? succeed(cached) : await findQueue(stores, ref.repo, ref.targetBranch);
-    if (found.ok && !cached) queuesForReads.set(key, found.value);
-    return entryIn(found, ref);
+    return entryIn(await recentQueue(ref), ref);
   }
 
   /** The entry of a PR that was submitted to this queue at least once. */
@@ -110,9 +101,12 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   return {
     readEntry,
 
-    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
+    /** `targets: null` in the answer: the PR's head is known to have no impacted targets (read while submitting). */
+    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
       return oneAtATime(ref, async () => {
-        const found = await findQueue(stores, ref.repo, ref.targetBranch);
+        // A submit needs only the queue's id (the engine decides with its own copy of the settings):
+        // a record up to a second old saves a read per submit, the busiest write there is.
+        const found = await recentQueue(ref);
         if (!found.ok) return found;
         const queue = found.value;
         const facts = await readFacts(ref.repo, ref.prNumber);
@@ -140,9 +134,11 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
           });
           if (inserted.ok) {
-            const entry = inserted.value;
-            const submitted = await submittedEvent(queue, entry, facts.value, priority, noBatch, ref.riskHint);
-            return succeed({ queue, entry: await enqueue(queue, entry, submitted, null, refresh) });
+            const submitted = await submittedEvent(queue, inserted.value, facts.value, priority, noBatch, ref.riskHint);
+            const entry = await enqueue(queue, inserted.value, submitted, null, refresh);
+            // The targets were just read for this head, and there were none: the answer need not read them again.
+            const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
+            return succeed({ queue, entry, ...(withoutTargets ? { targets: null } : {}) });
           }
           const existing = await stores.entries.find(queue.id, ref.prNumber);
           if (!existing) continue; // Deleted between the two: try again.

@@ -13,8 +13,8 @@ export function describeQueue(repo: RepoRef, targetBranch: string): string {
 }
 
 /** The queue for this repository and branch, or a 404 naming it. */
-export async function findQueue(stores: Stores, repo: RepoRef, targetBranch: string): Promise<Outcome<QueueRecord>> {
-  const queue = await stores.queues.find(repo, targetBranch);
+export async function findQueue(stores: Stores, repo: RepoRef, targetBranch: string, options?: { maxAgeMs?: number }): Promise<Outcome<QueueRecord>> {
+  const queue = await stores.queues.find(repo, targetBranch, options);
   return queue ? succeed(queue) : notFound(`No queue exists for ${describeQueue(repo, targetBranch)}.`);
 }
 

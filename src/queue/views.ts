@@ -18,10 +18,10 @@ export async function pullRequestView(
   stores: Stores,
   queue: QueueRecord,
   entry: QueueEntryRecord,
-  options: { includeTimeline?: boolean } = {},
+  options: { includeTimeline?: boolean; targets?: ImpactedTargetsRecord | null } = {},
 ): Promise<PullRequestView> {
-  // Targets count for the head sha the host reported; without a host, the latest upload.
-  const targets = await stores.impactedTargets.latest(queue.id, entry.prNumber, entry.facts?.headSha);
+  // Targets count for the head sha the host reported; without a host, the latest upload (unless the caller read them already).
+  const targets = options.targets !== undefined ? options.targets : await stores.impactedTargets.latest(queue.id, entry.prNumber, entry.facts?.headSha);
   return viewOf(queue, entry, targets, options);
 }
 

@@ -25,6 +25,8 @@ export interface ActionContext {
   wake(): void;
   /** The PR's 1-based place in line, from the engine's current state. */
   positionOf(entryId: string): number | undefined;
+  /** The PR of an entry the engine still holds, and its head as the engine knows it (null: not read yet). */
+  queuedPullRequest?(entryId: string): { prNumber: number; headSha: string | null } | undefined;
   /** When the PR is forecast to merge (epoch ms), from the engine's current state and the queue's recent CI; undefined when not forecast. */
   estimatedMergeAt?(entryId: string): Promise<number | undefined>;
 }
@@ -130,17 +132,18 @@ async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineActio
   const host = hostOf(ctx);
   if (!host) return;
   const { queue, stores } = ctx;
-  const entry: QueueEntryRecord | null = await stores.entries.findById(action.entryId);
-  if (!entry?.facts) return;
-  const position = isTerminal(action.state) ? undefined : ctx.positionOf(entry.id);
-  const eta = isTerminal(action.state) ? undefined : await ctx.estimatedMergeAt?.(entry.id);
+  // An entry the engine still holds is read from its state (a read per status saved); ended ones from the store.
+  const pr = ctx.queuedPullRequest?.(action.entryId) ?? (await storedPullRequest(stores, action.entryId));
+  if (!pr?.headSha) return;
+  const position = isTerminal(action.state) ? undefined : ctx.positionOf(action.entryId);
+  const eta = isTerminal(action.state) ? undefined : await ctx.estimatedMergeAt?.(action.entryId);
   // Links and failing checks matter once a run decided something; a waiting PR shows its place.
-  const run = action.state === 'PENDING' || action.state === 'NOT_READY' ? null : await stores.testRuns.latestForPr(queue.id, entry.prNumber);
+  const run = action.state === 'PENDING' || action.state === 'NOT_READY' ? null : await stores.testRuns.latestForPr(queue.id, pr.prNumber);
   await host.reportPullRequestStatus({
     repo: queue.repo,
     targetBranch: queue.targetBranch,
-    prNumber: entry.prNumber,
-    headSha: entry.facts.headSha,
+    prNumber: pr.prNumber,
+    headSha: pr.headSha,
     state: action.state,
     reason: action.reason,
     ...(action.detail ? { detail: action.detail } : {}),
@@ -150,6 +153,11 @@ async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineActio
     statusCheckEnabled: queue.config.statusCheckEnabled,
     commentsEnabled: queue.config.commentsEnabled,
   });
+}
+
+async function storedPullRequest(stores: Stores, entryId: string): Promise<{ prNumber: number; headSha: string | null } | null> {
+  const entry: QueueEntryRecord | null = await stores.entries.findById(entryId);
+  return entry ? { prNumber: entry.prNumber, headSha: entry.facts?.headSha ?? null } : null;
 }
 
 async function describeHeads(ctx: ActionContext, heads: AppliedHead[]): Promise<TestedPullRequest[]> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EngineRun, EngineState } from '../engine/model.js';
+import type { EngineEntry, EngineRun, EngineState } from '../engine/model.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { HostOutage, QueueRecord } from '../domain/records.js';
@@ -65,8 +65,8 @@ interface QueueWorker {
   resumeRuns: EngineRun[];
   /** The current outage of the queue's host, as the runner saw it. */
   outage: { since: number; attempts: number } | null;
-  /** Queue-order positions of the current state, computed once per version when a status needs them. */
-  positions: { version: number; byEntry: Map<string, number> } | null;
+  /** Queue-order positions and entries by id of the current state, computed once per version when a status needs them. */
+  positions: { version: number; byEntry: Map<string, number>; entries: Map<string, EngineEntry> } | null;
   /** Forecast merge times of the current state, computed once per version (and history read) when asked. */
   forecast?: { version: number; historyReadAt: number; byEntry: MergeForecast };
   /** The queue's recent CI durations and failure share, for the forecast. */
@@ -488,12 +488,21 @@ export class QueueRunner {
       ...(this.options.outbox ? { outbox: this.options.outbox } : {}),
       report: (input) => this.record(worker.queueId, input),
       wake: () => void this.record(worker.queueId, { type: 'tick' }).catch((error: unknown) => this.options.log.warn({ err: error, queueId: worker.queueId }, 'queue wake-up failed')),
-      positionOf: (entryId) => {
-        if (worker.positions?.version !== worker.version) worker.positions = { version: worker.version, byEntry: positionsOf(worker.state) };
-        return worker.positions.byEntry.get(entryId);
+      positionOf: (entryId) => this.placesOf(worker).byEntry.get(entryId),
+      queuedPullRequest: (entryId) => {
+        const entry = this.placesOf(worker).entries.get(entryId);
+        return entry ? { prNumber: entry.prNumber, headSha: entry.facts?.headSha ?? null } : undefined;
       },
       estimatedMergeAt: async (entryId) => (await this.forecastOf(worker)).byEntry.get(entryId),
     };
+  }
+
+  /** The queue's order and entries by id in the current state, computed once per version when asked. */
+  private placesOf(worker: QueueWorker): NonNullable<QueueWorker['positions']> {
+    if (worker.positions?.version !== worker.version) {
+      worker.positions = { version: worker.version, byEntry: positionsOf(worker.state), entries: new Map(worker.state.entries.map((entry) => [entry.id, entry])) };
+    }
+    return worker.positions;
   }
 
   /** Starts the background loop that carries out host actions, unless it runs already. */

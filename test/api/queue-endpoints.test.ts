@@ -585,6 +585,22 @@ describe('POST /v1/deleteQueue', () => {
     expect((await h.post('/v1/deleteQueue', { repo: repo(), targetBranch }, token)).statusCode).toBe(200);
   });
 
+  test('a submit right after the queue was deleted and created again goes to the new queue (the recent queue read is forgotten)', async () => {
+    const targetBranch = freshBranch('del-again');
+    const first = await createQueue(targetBranch);
+    // Reads the queue into the short-lived cache submits and status reads use.
+    expect((await h.post('/v1/submitPullRequest', { repo: repo(), targetBranch, pr: { number: 3 } }, token)).statusCode).toBe(200);
+    expect((await h.post('/v1/cancelPullRequest', { repo: repo(), targetBranch, pr: { number: 3 } }, token)).statusCode).toBe(200);
+    expect((await h.post('/v1/deleteQueue', { repo: repo(), targetBranch }, token)).statusCode).toBe(200);
+    expectPlainError(await h.post('/v1/submitPullRequest', { repo: repo(), targetBranch, pr: { number: 4 } }, token), 404);
+    const second = await createQueue(targetBranch);
+    expect(second.id).not.toBe(first.id);
+    expect((await h.post('/v1/submitPullRequest', { repo: repo(), targetBranch, pr: { number: 4 } }, token)).statusCode).toBe(200);
+    const read = json(await getQueue(targetBranch));
+    expect(read.id).toBe(second.id);
+    expect((read.enqueuedPullRequests as Record<string, unknown>[]).map((e) => e.prNumber)).toEqual([4]);
+  });
+
   test('is a 409 while a PR is enqueued, and the queue and its PR stay', async () => {
     const targetBranch = freshBranch('del-busy');
     await createQueue(targetBranch);

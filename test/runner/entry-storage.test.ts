@@ -80,3 +80,22 @@ test('a PR is found by one read of its entry once its key is known; an entry gon
   await stores.queues.delete(queue.value.id);
   expect(await stores.entries.find(queue.value.id, 7)).toBeNull();
 });
+
+test('concurrent inserts (grouped into few writes) each get their own outcome: one entry per PR, the others told it is a duplicate', async () => {
+  const queueId = new ObjectId().toHexString();
+  const at = new Date('2026-04-04T10:00:00Z');
+  const insert = (prNumber: number) =>
+    stores.entries.insert({ queueId, prNumber, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+  // 40 PRs, every fourth submitted twice at once: the two race for the same key inside one group.
+  const numbers = Array.from({ length: 40 }, (_, i) => i + 1);
+  const outcomes = await Promise.all([...numbers, ...numbers.filter((n) => n % 4 === 0)].map(async (n) => ({ n, outcome: await insert(n) })));
+  for (const n of numbers) {
+    const mine = outcomes.filter((o) => o.n === n);
+    expect(mine.filter((o) => o.outcome.ok)).toHaveLength(1);
+    expect(mine.filter((o) => !o.outcome.ok).map((o) => !o.outcome.ok && o.outcome.reason)).toEqual(n % 4 === 0 ? ['duplicate'] : []);
+    const stored = await stores.entries.find(queueId, n);
+    const won = mine.find((o) => o.outcome.ok)?.outcome;
+    expect(stored?.id).toBe(won?.ok ? won.value.id : undefined);
+  }
+  expect(await client.db().collection('queue_entries').countDocuments({ queueId: new ObjectId(queueId) })).toBe(40);
+});

@@ -1,8 +1,9 @@
-import type { Connection, Types } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
 import type { EngineState } from '../../engine/model.js';
 import type { DecisionCursors, EngineStore, StoredDecision } from '../../ports/engine-store.js';
 import type { InboxItem, RunnerAction, RunnerInput } from '../../runner/runner-model.js';
 import { isDuplicateKeyError } from './errors.js';
+import { GroupedInserts } from './grouped-inserts.js';
 import { engineModels } from './models/engine.js';
 
 type SnapshotDoc = { _id: string; queueId: string; version: number; stateJson: string };
@@ -41,6 +42,13 @@ export function mongoEngineStore(connection: Connection): EngineStore {
     await LegacyStates.deleteOne({ _id: queueId });
     return true;
   }
+
+  // Inputs of concurrent requests enter the inbox in groups, in the order they were given (see GroupedInserts).
+  const inboxInserts = new GroupedInserts<InboxDoc>(
+    (docs) => Inbox.insertMany(docs),
+    (doc) => Inbox.create(doc),
+    async (doc) => (await Inbox.exists({ _id: doc._id })) !== null,
+  );
 
   const store: EngineStore = {
     async load(queueId) {
@@ -121,8 +129,9 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       return [...new Set([...fresh.map((g) => g._id), ...legacy.map((d) => d._id)])];
     },
     async enqueue(queueId, item) {
-      const doc = await Inbox.create({ queueId, inputJson: JSON.stringify(item.input), at: item.at });
-      return (doc._id as Types.ObjectId).toHexString();
+      const doc = { _id: new Types.ObjectId(), queueId, inputJson: JSON.stringify(item.input), at: item.at };
+      await inboxInserts.insert(doc);
+      return doc._id.toHexString();
     },
     async pending(queueId, limit) {
       const docs = await Inbox.find({ queueId }).sort({ _id: 1 }).limit(limit).lean<InboxDoc[]>();

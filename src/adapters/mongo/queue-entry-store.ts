@@ -4,6 +4,7 @@ import { ENQUEUED_STATES, isTerminal, type PullRequestState } from '../../domain
 import type { PullRequestFacts, QueueEntryRecord, TimelineEvent } from '../../domain/records.js';
 import type { QueueEntryStore } from '../../ports/stores.js';
 import { isDuplicateKeyError } from './errors.js';
+import { GroupedInserts } from './grouped-inserts.js';
 import { queueEntryKeyModel, queueEntryModel } from './models/queue-entry.js';
 import { parseObjectId } from './object-id.js';
 
@@ -119,13 +120,25 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
     return _id ? Entries.findById(_id, { state: 1, recordedKey: 1, timeline: 1, timelineJson: 1 }).lean<Doc>() : null;
   };
 
+  // Concurrent submits claim their keys and write their entries in groups (see GroupedInserts).
+  const keyInserts = new GroupedInserts<KeyDoc & { queueId: Types.ObjectId }>(
+    (docs) => Keys.insertMany(docs),
+    (doc) => Keys.create(doc),
+    async (doc) => (await Keys.findById(doc._id).lean<KeyDoc>())?.entryId.equals(doc.entryId) === true,
+  );
+  const entryInserts = new GroupedInserts<Record<string, unknown> & { _id: Types.ObjectId; submittedAt: Date }>(
+    (docs) => Entries.insertMany(docs),
+    (doc) => Entries.create(doc),
+    async (doc) => (await Entries.findById(doc._id, { submittedAt: 1 }).lean<Doc>())?.submittedAt.getTime() === doc.submittedAt.getTime(),
+  );
+
   return {
     async insert(entry) {
       const queueId = queueObjectId(entry.queueId);
       const _id = keyFor(entry.queueId, entry.prNumber);
       let entryId = new Types.ObjectId();
       try {
-        await Keys.create({ _id, queueId, entryId });
+        await keyInserts.insert({ _id, queueId, entryId });
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
         const key = await Keys.findById(_id).lean<KeyDoc>();
@@ -134,8 +147,9 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       }
       try {
         const { facts, timeline, ...fields } = entry;
-        const doc = await Entries.create({ ...fields, _id: entryId, queueId, recordedKey: 0, ...flat({ facts, timeline }).$set });
-        return { ok: true, value: toRecord(doc.toObject() as Doc) };
+        const doc = { ...fields, _id: entryId, queueId, recordedKey: 0, ...flat({ facts, timeline }).$set };
+        await entryInserts.insert(doc);
+        return { ok: true, value: toRecord(doc as Doc) };
       } catch (error) {
         if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
         throw error;

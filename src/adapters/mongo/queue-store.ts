@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Connection, Types } from 'mongoose';
 import { DEFAULT_STALL_ALERT_MINUTES, type QueueConfig } from '../../domain/queue-config.js';
 import type { RequestedQueueState } from '../../domain/queue-state.js';
@@ -51,6 +52,9 @@ export function mongoQueueStore(connection: Connection): QueueStore {
   const EntryKeys = queueEntryKeyModel(connection);
   const Runs = testRunModel(connection);
   const Targets = impactedTargetModels(connection);
+  /** Records read by repository and branch, with when they were read (see `find`'s maxAgeMs). */
+  const recent = new LRUCache<string, { record: QueueRecord; readAt: number }>({ max: 1000 });
+  const recentKey = (repo: RepoRef, targetBranch: string) => `${repoKey(repo)}\n${targetBranch}`;
 
   return {
     async insert(queue) {
@@ -60,15 +64,23 @@ export function mongoQueueStore(connection: Connection): QueueStore {
           repoKey: repoKey(queue.repo),
           orgKey: orgKey(queue.repo.host, queue.repo.owner),
         });
+        recent.delete(recentKey(queue.repo, queue.targetBranch));
         return { ok: true, value: toRecord(doc.toObject() as Doc) };
       } catch (error) {
         if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
         throw error;
       }
     },
-    async find(repo, targetBranch) {
+    async find(repo, targetBranch, options) {
+      const key = recentKey(repo, targetBranch);
+      const known = recent.get(key);
+      if (known && options?.maxAgeMs !== undefined && Date.now() - known.readAt <= options.maxAgeMs) return known.record;
+      const readAt = Date.now();
       const doc = await Queues.findOne({ repoKey: repoKey(repo), targetBranch: String(targetBranch) }).lean<Doc>();
-      return doc ? toRecord(doc) : null;
+      const record = doc ? toRecord(doc) : null;
+      if (record) recent.set(key, { record, readAt });
+      else recent.delete(key);
+      return record;
     },
     async findById(id) {
       const _id = parseObjectId(id);
@@ -100,13 +112,16 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
       await Queues.updateOne({ _id }, update);
       const doc = await Queues.findById(_id).lean<Doc>();
-      return doc ? toRecord(doc) : null;
+      const record = doc ? toRecord(doc) : null;
+      if (record) recent.delete(recentKey(record.repo, record.targetBranch));
+      return record;
     },
     async delete(id) {
       const _id = parseObjectId(id);
       if (!_id) return;
       // The queue goes first: once it is gone nothing can add to what follows.
       await Queues.deleteOne({ _id });
+      for (const [key, { record }] of recent.entries()) if (record.id === id) recent.delete(key);
       const sets = await Targets.sets.find({ queueId: _id }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>();
       await Targets.parts.deleteMany({ setId: { $in: sets.map((s) => s._id) } });
       await Targets.sets.deleteMany({ queueId: _id });

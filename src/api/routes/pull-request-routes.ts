@@ -37,7 +37,7 @@ export function pullRequestRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           riskHint,
         });
         if (!result.ok) return sendFailure(reply, result.failure);
-        return pullRequestView(stores, result.value.queue, result.value.entry);
+        return pullRequestView(stores, result.value.queue, result.value.entry, result.value.targets === null ? { targets: null } : {});
       },
     });
 
