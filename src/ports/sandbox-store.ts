@@ -9,6 +9,8 @@ export interface SandboxStore {
   /** Those of these PRs that were ever changed (one query). */
   pullRequests(repoKey: string, prNumbers: number[]): Promise<SandboxPullRequest[]>;
   savePullRequest(repoKey: string, pr: SandboxPullRequest): Promise<void>;
+  /** Shows the queue's status on a PR, stored or not yet (one write, no read: the queue shows every status change). */
+  setQueueStatus(repoKey: string, prNumber: number, status: NonNullable<SandboxPullRequest['queueStatus']>): Promise<void>;
   branch(repoKey: string, name: string): Promise<string | null>;
   /** Moves a branch that is at `from` (null: not stored yet) to `to`; false when it was elsewhere. */
   moveBranch(repoKey: string, name: string, from: string | null, to: string): Promise<boolean>;

@@ -353,8 +353,6 @@ export class QueueRunner {
           return;
         }
         worker.state = decided.state;
-        // A finished run changes the CI history the forecast rests on: read it again when next asked.
-        if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
         // Persist, then act, and only while the lease holds: a writer that lost it does neither.
         if (!this.leaseValid(worker)) {
           this.workers.delete(queueId);
@@ -382,6 +380,9 @@ export class QueueRunner {
         try {
           await engine.acknowledge(items.map((item) => item.id));
           await recordDecision(this.context(worker), version, decided.actions);
+          // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
+          // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
+          if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
           // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
           await engine.advanceCursor(queueId, 'recordedThrough', version);
           await this.syncQueueRecord(worker);

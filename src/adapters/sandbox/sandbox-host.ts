@@ -158,15 +158,16 @@ export class SandboxHost implements GitHost {
 
   async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
     if (!update.statusCheckEnabled) return;
-    await this.changePr(repoKey(update.repo), update.prNumber, (pr) => {
-      pr.queueStatus = {
-        state: update.state,
-        reason: update.reason,
-        ...(update.detail ? { detail: update.detail } : {}),
-        ...(update.position ? { position: update.position } : {}),
-        ...(update.estimatedMergeAt ? { estimatedMergeAt: update.estimatedMergeAt.toISOString() } : {}),
-      };
-    });
+    const key = repoKey(update.repo);
+    const status = {
+      state: update.state,
+      reason: update.reason,
+      ...(update.detail ? { detail: update.detail } : {}),
+      ...(update.position ? { position: update.position } : {}),
+      ...(update.estimatedMergeAt ? { estimatedMergeAt: update.estimatedMergeAt.toISOString() } : {}),
+    };
+    // In turn with the PR's other changes in this process, which write the status they read back with it.
+    await this.mutex.run(`${key}#${update.prNumber}`, () => this.options.store.setQueueStatus(key, update.prNumber, status));
   }
 
   /** Changes a simulated PR (a push gives it a new head) and tells the queue. */
