@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { carelessCount, DEFAULT_AUTHOR_POOL } from '../src/simulation/authors.js';
 import { formatSummaryTable, formatTable } from './format-table.js';
 import { checkGoals } from './goals.js';
 import { CI_CAPACITY, DEFAULT_ROW, WORKLOADS } from './queue-workloads.js';
@@ -39,6 +40,16 @@ function riskLine(perSeed: WorkloadResult[]): string {
   return `risk hint: correlation with breakage r = ${shown(mean(r))}${range}`;
 }
 
+function authorLine(perSeed: WorkloadResult[]): string {
+  const pool = DEFAULT_AUTHOR_POOL;
+  const percent = (v: number | null) => (v === null ? '-' : `${(100 * v).toFixed(0)}%`);
+  const breaking = perSeed.map((p) => p.authorShares.breaking);
+  const present = breaking.filter((v): v is number => v !== null);
+  const range = perSeed.length > 1 && present.length > 0 ? ` (${percent(Math.min(...present))} to ${percent(Math.max(...present))})` : '';
+  const per = perSeed.length > 1 ? `, mean of ${seedLabel}` : '';
+  return `authors (ours-no-hints derives risks from them): ${pool.count}; the ${carelessCount(pool)} least careful wrote ${percent(mean(perSeed.map((p) => p.authorShares.prs)))} of the PRs and ${percent(mean(breaking))}${range} of the breaking ones${per}`;
+}
+
 function etaLine(perSeed: WorkloadResult[]): string {
   const eta = perSeed.map((p) => p.eta);
   const measured = eta.reduce((s, e) => s + e.measured, 0);
@@ -66,6 +77,7 @@ for (const [i, bench] of benches.entries()) {
   const summary = summarizeSeeds(perSeed);
   out(`## (${bench.spec.name}) ${bench.spec.description}`);
   out(riskLine(perSeed));
+  out(authorLine(perSeed));
   out(`ours: ${JSON.stringify(DEFAULT_ROW)} (the default configuration); ${TUNED_ROW}: ${JSON.stringify(bench.tuned)}`);
   out();
   out(seeds.length === 1 ? formatTable((perSeed[0] as WorkloadResult).metrics) : `${seedLabel}: mean (worst seed)\n\n${formatSummaryTable(summary)}`);

@@ -12,10 +12,11 @@ import { MergifyStrategy } from '../src/simulation/strategies/mergify.js';
 import { ZuulStrategy } from '../src/simulation/strategies/zuul.js';
 import { SerialStrategy } from '../src/simulation/strategies/serial.js';
 import { riskCorrelation } from '../src/simulation/risk-hint.js';
+import { carelessShares, DEFAULT_AUTHOR_POOL } from '../src/simulation/authors.js';
 import { generateWorkload } from '../src/simulation/workload.js';
 import { CI_CAPACITY, DEFAULT_ROW, type BenchWorkload } from './queue-workloads.js';
 
-/** Ours with the default configuration, without the PRs' risk hints: what the hints gain. */
+/** Ours with the default configuration, without the PRs' risk hints: what the hints gain (it derives risks from authors instead). */
 export const NO_HINTS_ROW = 'ours-no-hints';
 /** Ours with the settings tuned for the workload. */
 export const TUNED_ROW = 'ours-tuned';
@@ -28,6 +29,8 @@ export interface WorkloadResult {
   seed: number;
   /** How much the stream's risk hints tell about breakage (point-biserial r). */
   riskCorrelation: number | null;
+  /** The careless authors' measured share of the PRs and of the breaking PRs (what ours learns its risks from without hints). */
+  authorShares: { prs: number; breaking: number | null };
   metrics: StrategyMetrics[];
   /** Ours only: the merge ETA given at each submission against the actual merge. */
   eta: EtaAccuracy;
@@ -62,6 +65,7 @@ export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult 
     workload: bench.spec.name,
     seed,
     riskCorrelation: riskCorrelation(workload.prs),
+    authorShares: carelessShares(workload.prs, bench.spec.authors ?? DEFAULT_AUTHOR_POOL),
     metrics: records.map(metricsOf),
     eta: etaAccuracy(probe.etas, records[probeAt] as SimRecord),
     violations: Object.fromEntries(records.filter((r) => r.violations.length > 0).map((r) => [r.strategy, r.violations.slice(0, 5)])),

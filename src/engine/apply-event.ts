@@ -1,4 +1,5 @@
 import { assertNever } from './assert-never.js';
+import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
 import type { EngineEntry, EngineEvent } from './model.js';
 import { runOf } from './order.js';
@@ -30,6 +31,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         place: null,
         ...(event.risk !== undefined ? { risk: event.risk } : {}),
       });
+      assessRisk(state, state.entries.at(-1) as EngineEntry);
       ctx.hint(event.entryId, 'submitted');
       ctx.emit({ type: 'pull_request.submitted', prNumbers: [event.prNumber] });
       return;
@@ -186,6 +188,8 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   if (queued && event.facts.baseBranch !== ctx.state.targetBranch) return ctx.conclude(entry.id, 'CANCELLED', 'base_changed');
   if (queued && event.facts.draft) return ctx.conclude(entry.id, 'CANCELLED', 'converted_to_draft');
   entry.facts = event.facts;
+  // Facts read after the submission: the first to name the author.
+  if (!previous) assessRisk(ctx.state, entry);
   if (previous && previous.headSha !== event.facts.headSha) dropStaleTargets(entry);
 }
 

@@ -1,6 +1,11 @@
 import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
 import type { EmittedEvent, EngineAction, EngineEntry, EngineRun, EngineState } from './model.js';
+import { authorOutcome, recordAuthorOutcome } from './author-risk.js';
 import { queueOrder, runOf } from './order.js';
+import { withOutcome } from './outcomes.js';
+
+/** Concluded PRs the queue's break rate is taken over. */
+const RECENT_OUTCOMES_KEPT = 50;
 
 /** Why an entry changed state in this decision, when the default reason would be wrong. */
 export interface Hint {
@@ -115,14 +120,11 @@ export class DecisionContext {
     }
     this.state.entries = this.state.entries.filter((e) => e !== entry);
     this.progressed = true;
-    if (state !== 'CANCELLED') this.recordOutcome(state === 'FAILED' ? 1 : 0);
+    if (state !== 'CANCELLED') this.state.recentOutcomes = withOutcome(this.state.recentOutcomes, state === 'FAILED' ? 1 : 0, RECENT_OUTCOMES_KEPT);
+    const byAuthor = authorOutcome(state, reason);
+    if (byAuthor !== null && entry.facts?.author !== undefined) recordAuthorOutcome(this.state, entry.facts.author, byAuthor);
     this.actions.push({ type: 'publish_status', entryId, prNumber: entry.prNumber, state, reason, ...(detail ? { detail } : {}) });
     const type = state === 'MERGED' ? 'pull_request.merged' : state === 'FAILED' ? 'pull_request.failed' : 'pull_request.canceled';
     this.emit({ type, prNumbers: [entry.prNumber], reason, ...(run ? { runId: run.id } : {}) });
-  }
-
-  private recordOutcome(failed: 0 | 1): void {
-    const outcomes = [...this.state.recentOutcomes, failed];
-    this.state.recentOutcomes = outcomes.slice(-50);
   }
 }

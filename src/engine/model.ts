@@ -22,6 +22,8 @@ export interface PrFacts {
   mergeability: HostMergeability;
   /** False: the host says its commits cannot be rebased onto the branch (null or absent: not known). */
   rebaseable?: boolean | null;
+  /** Who opened it, when the host says: their recent outcomes in this queue inform its risk (author-risk.ts). */
+  author?: string;
 }
 
 /** Targets CI computed for one head sha; 'ALL' overlaps everything. */
@@ -48,9 +50,10 @@ export interface EngineEntry {
   /** Failed runs of its own this attempt has been tested again after (retryFailedTests); absent: none. */
   retries?: number;
   /**
-   * Predicted probability (0..1) that this PR breaks the build, from facts
-   * outside the queue (its own CI before queueing, its size, its author's
-   * recent ejections); absent: only the queue's observed break rate is known.
+   * Predicted probability (0..1) that this PR breaks the build: the client's
+   * hint (its own CI before queueing, its size...), else, with adaptive
+   * tuning, what its author's recent outcomes here say (author-risk.ts, set
+   * once per attempt); absent: only the queue's observed break rate is known.
    */
   risk?: number;
   /** When the entry became PENDING (batch waiting counts from here). */
@@ -60,6 +63,12 @@ export interface EngineEntry {
    * dropped (preempted, bisected, rebuilt), so it goes back to the same place.
    */
   place: number | null;
+}
+
+/** One author's recent outcomes in this queue, newest last. */
+export interface AuthorOutcomes {
+  author: string;
+  outcomes: number[];
 }
 
 /** One PR head a run applies on top of its base, in order. */
@@ -122,6 +131,12 @@ export interface EngineState {
   mergingRunId: string | null;
   /** Recent PR outcomes (1 = failed), newest last: sizes batches to the failure rate. */
   recentOutcomes: number[];
+  /**
+   * Recent outcomes of each author's PRs (1 = its own change broke: failed
+   * tests or a conflict), the author concluded most recently last; bounded in
+   * authors and outcomes (author-risk.ts). Absent in states saved before it.
+   */
+  authorOutcomes?: AuthorOutcomes[];
   /** Numbers emitted events, so each has a stable id across replays (outgoing webhooks). */
   nextEventSeq: number;
   /**

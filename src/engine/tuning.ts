@@ -1,4 +1,5 @@
 import type { EngineEntry, EngineState } from './model.js';
+import { shrunkFailureRate } from './outcomes.js';
 
 /**
  * How the engine tests and judges right now: batch size, how long a partial
@@ -37,8 +38,7 @@ const MAX_BATCH = 16;
 
 /** The queue's recent break rate: ejected PRs among those concluded, pulled towards the prior while few are known. */
 export function observedFailureRate(state: EngineState): number {
-  const failures = state.recentOutcomes.reduce((sum, o) => sum + o, 0);
-  return (failures + PRIOR_FAILURE_RATE * PRIOR_WEIGHT) / (state.recentOutcomes.length + PRIOR_WEIGHT);
+  return shrunkFailureRate(state.recentOutcomes, PRIOR_FAILURE_RATE, PRIOR_WEIGHT);
 }
 
 /**

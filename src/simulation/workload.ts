@@ -1,3 +1,4 @@
+import { DEFAULT_AUTHOR_POOL, drawAuthor, type AuthorPool } from './authors.js';
 import { deriveRng } from './random.js';
 import { DEFAULT_RISK_SEPARATION, riskHint } from './risk-hint.js';
 
@@ -18,6 +19,8 @@ export interface SimPr {
   targets: readonly string[] | 'ALL';
   /** A predictor's calibrated probability that it breaks, from what the service knows before testing it. */
   riskHint: number;
+  /** Who wrote it: some authors break the build more often than others (authors.ts). */
+  author: string;
 }
 
 /** A daily cycle: `share` of each day's PRs arrive in the first `hours` of the day (a morning rush). */
@@ -54,6 +57,8 @@ export interface WorkloadSpec {
   mergeMinutes: number;
   /** How well risk hints separate breaking PRs, in standard deviations of their signal (default 1.5). */
   riskSeparation?: number;
+  /** Who writes the PRs (default DEFAULT_AUTHOR_POOL). */
+  authors?: AuthorPool;
 }
 
 /** A generated stream: the PRs in arrival order, and the pairs that conflict (earlier, later). */
@@ -73,6 +78,9 @@ export function generateWorkload(spec: WorkloadSpec, seed: number): Workload {
   // Hints draw from their own stream: the PRs, breakage and conflicts stay those of a stream without hints.
   const risk = deriveRng(seed, `risk:${spec.name}`);
   const separation = spec.riskSeparation ?? DEFAULT_RISK_SEPARATION;
+  // Authors too: drawn after breakage, from a stream of their own.
+  const authorRng = deriveRng(seed, `authors:${spec.name}`);
+  const authors = spec.authors ?? DEFAULT_AUTHOR_POOL;
   let at = 0;
   for (let n = 1; n <= spec.prCount; n++) {
     // The first PR arrives at time 0, so makespans start from the stream's start.
@@ -81,7 +89,8 @@ export function generateWorkload(spec: WorkloadSpec, seed: number): Workload {
     const breaks = rng.chance(spec.breakRate);
     const arrivesAt = Math.round(spec.morningBurst ? burstClock(at, spec.morningBurst) : at);
     const hint = riskHint(breaks, spec.breakRate, separation, risk);
-    const pr: SimPr = { number: n, arrivesAt, breaks, flakyRate: 0, targets: [`group-${group}`], riskHint: hint };
+    const author = drawAuthor(breaks, spec.breakRate, authors, authorRng);
+    const pr: SimPr = { number: n, arrivesAt, breaks, flakyRate: 0, targets: [`group-${group}`], riskHint: hint, author };
     const conflicting = rng.chance(spec.conflictRate);
     if (conflicting) {
       const partner = prs.slice(-CONFLICT_WINDOW).filter((p) => interacts(p, pr));

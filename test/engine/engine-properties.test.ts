@@ -7,8 +7,7 @@
 import fc from 'fast-check';
 import { notReadyReason } from '../../src/engine/admission.js';
 import { decide } from '../../src/engine/decide.js';
-import { initialEngineState } from '../../src/engine/initial-state.js';
-import { command, World } from './support/engine-world.js';
+import { command, World, worldInitialState } from './support/engine-world.js';
 
 const commands = fc.array(command, { minLength: 5, maxLength: 80 });
 /** More runs for a deeper search: MQ_PROPERTY_RUNS=5000 npm run test:unit -- test/engine */
@@ -46,7 +45,7 @@ test('replay determinism: the same events give the same decisions', () => {
     fc.property(commands, (cmds) => {
       const world = new World();
       for (const c of cmds) world.apply(c);
-      let state = initialEngineState('main', { concurrency: 2 }, 'root0');
+      let state = worldInitialState();
       world.events.forEach(({ event, now }, i) => {
         const replayed = decide(state, event, now);
         expect(replayed.actions).toEqual(world.decisions[i]);
@@ -55,4 +54,19 @@ test('replay determinism: the same events give the same decisions', () => {
     }),
     { numRuns: Math.round(100 * scale) },
   );
+});
+
+test('the random sequences reach risks the queue derives from authors, so the properties above cover them', () => {
+  // Submitted without a hint, yet a risk: derived from the author's record (some likely to break).
+  const derived: number[] = [];
+  for (const cmds of fc.sample(commands, { numRuns: 100, seed: 12 })) {
+    const world = new World();
+    for (const c of cmds) {
+      world.apply(c);
+      const hinted = new Set(world.events.flatMap(({ event }) => (event.type === 'submitted' && event.risk !== undefined ? [event.entryId] : [])));
+      derived.push(...world.state.entries.filter((e) => e.risk !== undefined && !hinted.has(e.id)).map((e) => e.risk as number));
+    }
+  }
+  expect(derived.filter((r) => r < 0.5).length).toBeGreaterThan(0);
+  expect(derived.filter((r) => r >= 0.5).length).toBeGreaterThan(0);
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { carelessShares, DEFAULT_AUTHOR_POOL } from '../../src/simulation/authors.js';
 import { riskCorrelation } from '../../src/simulation/risk-hint.js';
 import { DAY, generateWorkload, HOUR, type WorkloadSpec } from '../../src/simulation/workload.js';
 
@@ -15,16 +16,39 @@ const spec: WorkloadSpec = {
   mergeMinutes: 0.25,
 };
 
-/** The PR stream without its hints, hashed: arrivals, breakage, targets and conflicts. */
-function fingerprint(seed: number): string {
-  const workload = generateWorkload(spec, seed);
-  const prs = workload.prs.map(({ riskHint: _hint, ...pr }) => pr);
+/** The PR stream without its hints and authors, hashed: arrivals, breakage, targets and conflicts. */
+function fingerprint(seed: number, over: Partial<WorkloadSpec> = {}): string {
+  const workload = generateWorkload({ ...spec, ...over }, seed);
+  const prs = workload.prs.map(({ riskHint: _hint, author: _author, ...pr }) => pr);
   return createHash('sha256').update(JSON.stringify({ prs, conflicts: workload.conflicts })).digest('hex').slice(0, 16);
 }
 
-test('risk hints leave the PR stream as it was before them', () => {
-  // Hashes of the generator's output before risk hints existed.
-  expect([1, 2, 3].map(fingerprint)).toEqual(['de54bcb5e938699e', '028120fc9bdb1ba4', '05c6c642eade4eb0']);
+test('risk hints and authors leave the PR stream as it was before them', () => {
+  // Hashes of the generator's output before risk hints and authors existed.
+  expect([1, 2, 3].map((seed) => fingerprint(seed))).toEqual(['de54bcb5e938699e', '028120fc9bdb1ba4', '05c6c642eade4eb0']);
+  // Whatever the pool of authors, the same stream.
+  expect(fingerprint(1, { authors: { count: 3, carelessShare: 0.5, carelessBreakShare: 0.9 } })).toBe('de54bcb5e938699e');
+});
+
+test('authors leave the risk hints as they were, and are the same for the same seed', () => {
+  const hints = (authors = DEFAULT_AUTHOR_POOL) => generateWorkload({ ...spec, authors }, 2).prs.map((p) => p.riskHint);
+  expect(hints({ count: 3, carelessShare: 0.5, carelessBreakShare: 0.9 })).toEqual(hints());
+  const authors = (seed: number) => generateWorkload(spec, seed).prs.map((p) => p.author);
+  expect(authors(4)).toEqual(authors(4));
+  expect(authors(4)).not.toEqual(authors(5));
+});
+
+test('a fifth of the authors write about a fifth of the PRs and half of the breaking ones', () => {
+  for (const breakRate of [0.02, 0.1, 0.3]) {
+    const prs = generateWorkload({ ...spec, prCount: 20_000, breakRate }, 1).prs;
+    const shares = carelessShares(prs, DEFAULT_AUTHOR_POOL);
+    expect(Math.abs(shares.prs - 0.2)).toBeLessThan(0.015);
+    expect(Math.abs((shares.breaking ?? 0) - 0.5)).toBeLessThan(breakRate < 0.05 ? 0.08 : 0.03);
+    expect(new Set(prs.map((p) => p.author)).size).toBe(DEFAULT_AUTHOR_POOL.count);
+  }
+  // At a break rate too high for a fifth of the PRs to hold half the breaking ones, the careless write only breaking PRs.
+  const prs = generateWorkload({ ...spec, prCount: 5000, breakRate: 0.6 }, 1).prs;
+  expect(prs.filter((p) => !p.breaks).every((p) => Number(p.author.slice(1)) >= 8)).toBe(true);
 });
 
 test('risk hints are calibrated: their mean is the break rate', () => {

@@ -63,9 +63,24 @@ interface Content {
   heads: string[];
 }
 
+/**
+ * The queue the world starts with: empty, but it has seen its authors before,
+ * so derived risks take part from the first PR: a0 broke the build four times
+ * in four (likely to break), a1 once in four, a2 is new (the queue's rate).
+ */
+export function worldInitialState(): EngineState {
+  return {
+    ...initialEngineState('main', { concurrency: 2 }, 'root0'),
+    authorOutcomes: [
+      { author: 'a0', outcomes: [1, 1, 1, 1] },
+      { author: 'a1', outcomes: [0, 1, 0, 0] },
+    ],
+  };
+}
+
 /** The world the engine acts on: PR heads, CI truth, the target branch. */
 export class World {
-  state: EngineState = initialEngineState('main', { concurrency: 2 }, 'root0');
+  state: EngineState = worldInitialState();
   now = 0;
   events: Array<{ event: EngineEvent; now: number }> = [];
   decisions: EngineAction[][] = [];
@@ -89,7 +104,8 @@ export class World {
   }
 
   private facts(pr: number): PrFacts {
-    return { headSha: `h${pr}v${this.heads.get(pr) ?? 0}`, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' };
+    // Three authors, so their records fill up and derived risks move PRs too.
+    return { headSha: `h${pr}v${this.heads.get(pr) ?? 0}`, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable', author: `a${pr % 3}` };
   }
 
   send(event: EngineEvent): void {
@@ -172,7 +188,7 @@ export class World {
         const laneOnly = decision.state.config.mode === 'parallel' && (decision.state.config.batch || decision.state.config.tuning === 'adaptive');
         for (const w of waiting) {
           if (laneOnly && !overlaps(w, member)) continue;
-          // A risk hint moves a PR not yet tested by design (safer PRs first): FIFO holds between PRs without one.
+          // A risk (hinted or derived) moves a PR not yet tested by design (safer PRs first): FIFO holds between PRs without one.
           if (w.risk !== undefined || member.risk !== undefined) continue;
           const ahead = w.priority < member.priority || (w.priority === member.priority && w.submittedAt < member.submittedAt);
           expect(ahead).toBe(false);

@@ -4,7 +4,7 @@ import { initialEngineState } from '../../../src/engine/initial-state.js';
 import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../../src/engine/model.js';
 
 export const MINUTE = 60_000;
-export const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable' });
+export const facts = (headSha: string, author?: string): PrFacts => ({ headSha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable', ...(author ? { author } : {}) });
 
 /** One queue driven through decide() event by event, at given times, keeping every action it decided. */
 export function queueDriver(config: Partial<QueueConfig>) {
