@@ -107,6 +107,13 @@ export interface QueueEntryStore {
   /** A timeline record without a state change (e.g. a restart of its tests). */
   appendTimeline(entryId: string, event: TimelineEvent, key: number): Promise<void>;
   recordPriority(entryId: string, priority: number, noBatch: boolean): Promise<void>;
+  /**
+   * The entry as this process last wrote it whole (its insert, or a state its runner
+   * recorded), without a read; null when it did not lately. Current only for a caller
+   * that knows nobody else wrote it since: right after this process's runner recorded
+   * the decision the caller waited for (the runner is the only writer of entry state).
+   */
+  lastWritten(entryId: string): QueueEntryRecord | null;
   /** The host's facts about the PR, as last read. */
   setFacts(entryId: string, facts: PullRequestFacts): Promise<void>;
   /** Entries still in the queue, in queue order (priority, then FIFO), without their timelines (views of the whole queue). */

@@ -90,12 +90,20 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
     };
   }
 
+  /**
+   * The entry once the runner decided about it: as this process's runner just wrote it when the
+   * decision was made here (the runner is its only writer, so that is current), else read.
+   */
+  async function entryAfter(entry: QueueEntryRecord, decidedHere: boolean): Promise<QueueEntryRecord> {
+    return (decidedHere ? stores.entries.lastWritten(entry.id) : null) ?? (await stores.entries.findById(entry.id)) ?? entry;
+  }
+
   /** Hands a (re-)submitted entry to the runner and answers what the engine made of it. */
   async function enqueue(queue: QueueRecord, entry: QueueEntryRecord, submitted: SubmittedEvent, attempt: number | null, refresh: boolean): Promise<QueueEntryRecord> {
-    await runner.dispatch(queue.id, attempt === null ? submitted : { type: 'resubmitted', attempt, submitted });
+    const decidedHere = await runner.dispatch(queue.id, attempt === null ? submitted : { type: 'resubmitted', attempt, submitted });
     // After the submit, so the facts read in the background find the engine holding the entry.
     if (refresh) await runner.record(queue.id, { type: 'refresh_pull_request', prNumber: entry.prNumber });
-    return (await stores.entries.findById(entry.id)) ?? entry;
+    return entryAfter(entry, decidedHere);
   }
 
   return {
@@ -151,14 +159,14 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
           // Already queued: only its priority, noBatch and risk hint change.
-          await runner.dispatch(queue.id, {
+          const decidedHere = await runner.dispatch(queue.id, {
             type: 'priority_changed',
             entryId: existing.id,
             priority: ref.priority ?? existing.priority,
             noBatch: ref.noBatch ?? existing.noBatch,
             ...(ref.riskHint !== undefined ? { risk: ref.riskHint } : {}),
           });
-          return succeed({ queue, entry: (await stores.entries.findById(existing.id)) ?? existing });
+          return succeed({ queue, entry: await entryAfter(existing, decidedHere) });
         }
       });
     },
@@ -172,8 +180,8 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
         if (isTerminal(entry.state)) {
           return invalid(`Pull request #${ref.prNumber} is not in the queue: it is already ${entry.state}.`);
         }
-        await runner.dispatch(entry.queueId, { type: 'cancel_requested', entryId: entry.id, prNumber: entry.prNumber });
-        return succeed({ queue: found.value.queue, entry: (await stores.entries.findById(entry.id)) ?? entry });
+        const decidedHere = await runner.dispatch(entry.queueId, { type: 'cancel_requested', entryId: entry.id, prNumber: entry.prNumber });
+        return succeed({ queue: found.value.queue, entry: await entryAfter(entry, decidedHere) });
       });
     },
 
@@ -188,8 +196,8 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           );
         }
         // The engine re-runs the same content in the same place; the runner records the request in the timeline.
-        await runner.dispatch(entry.queueId, { type: 'restart_requested', entryId: entry.id });
-        return succeed({ queue: found.value.queue, entry: (await stores.entries.findById(entry.id)) ?? entry });
+        const decidedHere = await runner.dispatch(entry.queueId, { type: 'restart_requested', entryId: entry.id });
+        return succeed({ queue: found.value.queue, entry: await entryAfter(entry, decidedHere) });
       });
     },
 

@@ -127,16 +127,19 @@ export class QueueRunner {
   /**
    * Records an input and, when this replica is the queue's writer, waits for
    * the decision (database only, never the host). When another replica is the
-   * writer it decides on its next poll.
+   * writer it decides on its next poll. True when this replica decided and
+   * recorded it (its effects are then what this process last wrote).
    */
-  async dispatch(queueId: string, input: RunnerInput): Promise<void> {
+  async dispatch(queueId: string, input: RunnerInput): Promise<boolean> {
     const id = await this.options.stores.engine.enqueue(queueId, { queueId, input, at: this.now() });
     const decided = new Promise<void>((resolve) => this.waiters.set(id, resolve));
     let failure: unknown = null;
     await this.decide(queueId).catch((error: unknown) => (failure = error));
+    // Decided (and recorded) here, whatever came after it.
+    if (!this.waiters.delete(id)) return decided.then(() => true);
     // Not decided here (another replica is the writer, or the round failed): it stays in the inbox.
-    if (!this.waiters.delete(id)) return decided; // Decided (and recorded), whatever came after it.
     if (failure) throw failure;
+    return false;
   }
 
   /** Records an input and answers at once; the decision follows in the background. */

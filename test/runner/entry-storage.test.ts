@@ -99,3 +99,20 @@ test('concurrent inserts (grouped into few writes) each get their own outcome: o
   }
   expect(await client.db().collection('queue_entries').countDocuments({ queueId: new ObjectId(queueId) })).toBe(40);
 });
+
+test('lastWritten: the entry as this process last wrote it whole, equal to what a read gives; forgotten by a write made without a read', async () => {
+  const queueId = new ObjectId().toHexString();
+  const at = new Date('2026-05-05T10:00:00Z');
+  const inserted = await stores.entries.insert({ queueId, prNumber: 3, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+  if (!inserted.ok) throw new Error('not inserted');
+  const id = inserted.value.id;
+  expect(stores.entries.lastWritten(id)).toEqual(await stores.entries.findById(id));
+  const later = new Date('2026-05-05T10:01:00Z');
+  await stores.entries.recordTransition(id, { at: later, state: 'PENDING', reason: 'ready' }, 100_000);
+  const read = await stores.entries.findById(id);
+  expect(read?.state).toBe('PENDING');
+  expect(stores.entries.lastWritten(id)).toEqual(read);
+  await stores.entries.setFacts(id, { ...facts, headSha: 'def456' });
+  expect(stores.entries.lastWritten(id)).toBeNull();
+  expect(stores.entries.lastWritten(new ObjectId().toHexString())).toBeNull();
+});

@@ -117,7 +117,19 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
   /** What a keyed write checks and extends: the state, the last key, the timeline. */
   const stored = async (entryId: string) => {
     const _id = parseObjectId(entryId);
-    return _id ? Entries.findById(_id, { state: 1, recordedKey: 1, timeline: 1, timelineJson: 1 }).lean<Doc>() : null;
+    return _id ? Entries.findById(_id).lean<Doc>() : null;
+  };
+  /**
+   * Entries as this process last wrote them whole (inserted, or a state the runner recorded): see `lastWritten`.
+   * Kept a few seconds only: after the lease went to another replica and back, an old copy would not be current.
+   */
+  const written = new LRUCache<string, Doc>({ max: 5000, ttl: 5_000 });
+  /** Writes a runner's change (read, checked, whole new fields) and remembers the entry as written. */
+  const writeChange = async (current: Doc, $set: Record<string, unknown>, $unset: Record<string, ''>) => {
+    await Entries.updateOne({ _id: current._id }, { $set, $unset });
+    const after: Record<string, unknown> = { ...current, ...$set };
+    for (const field of Object.keys($unset)) delete after[field];
+    written.set(current._id.toHexString(), after as Doc);
   };
 
   // Concurrent submits claim their keys and write their entries in groups (see GroupedInserts).
@@ -149,6 +161,7 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
         const { facts, timeline, ...fields } = entry;
         const doc = { ...fields, _id: entryId, queueId, recordedKey: 0, ...flat({ facts, timeline }).$set };
         await entryInserts.insert(doc);
+        written.set(entryId.toHexString(), doc as Doc);
         return { ok: true, value: toRecord(doc as Doc) };
       } catch (error) {
         if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
@@ -179,45 +192,46 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       // An ended attempt changes only through a resubmission (a cancel racing a merge loses).
       if (!current || !isNewer(current.recordedKey, key) || current.state === event.state || isTerminal(current.state)) return;
       const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
-      await Entries.updateOne(
-        { _id: current._id },
-        { $set: { ...$set, state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key }, $unset },
-      );
+      await writeChange(current, { ...$set, state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key }, $unset);
     },
     async recordResubmission(entryId, change, key) {
       const current = await stored(entryId);
       if (!current || !isNewer(current.recordedKey, key)) return;
       const event: TimelineEvent = { at: change.at, state: 'NOT_READY', reason: 'resubmitted' };
       const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
-      await Entries.updateOne(
-        { _id: current._id },
+      await writeChange(
+        current,
         {
-          $set: {
-            ...$set,
-            attempt: change.attempt,
-            priority: change.priority,
-            noBatch: change.noBatch,
-            submittedAt: change.at,
-            state: 'NOT_READY',
-            stateChangedAt: change.at,
-            concludedAt: null,
-            recordedKey: key,
-          },
-          $unset,
+          ...$set,
+          attempt: change.attempt,
+          priority: change.priority,
+          noBatch: change.noBatch,
+          submittedAt: change.at,
+          state: 'NOT_READY',
+          stateChangedAt: change.at,
+          concludedAt: null,
+          recordedKey: key,
         },
+        $unset,
       );
     },
     async appendTimeline(entryId, event, key) {
       const current = await stored(entryId);
       if (!current || !isNewer(current.recordedKey, key)) return;
       const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
-      await Entries.updateOne({ _id: current._id }, { $set: { ...$set, recordedKey: key }, $unset });
+      await writeChange(current, { ...$set, recordedKey: key }, $unset);
     },
     async recordPriority(entryId, priority, noBatch) {
+      written.delete(entryId); // Written without a read: what this process knew is not the whole entry any more.
       await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { priority, noBatch } });
     },
     async setFacts(entryId, facts) {
+      written.delete(entryId);
       await Entries.updateOne({ _id: parseObjectId(entryId) }, flat({ facts }));
+    },
+    lastWritten(entryId) {
+      const doc = written.get(entryId);
+      return doc ? toRecord(doc) : null;
     },
     async listEnqueued(queueId) {
       const docs = await Entries.find({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) }, { timeline: 0, timelineJson: 0 })
