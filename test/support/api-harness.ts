@@ -3,6 +3,7 @@ import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { buildServer } from '../../src/api/build-server.js';
 import { composeQueueServices } from '../../src/compose-queue.js';
 import type { Maintenance } from '../../src/runner/maintenance.js';
+import type { QueueRunner } from '../../src/runner/queue-runner.js';
 import type { SandboxHost } from '../../src/adapters/sandbox/sandbox-host.js';
 import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../../src/observability/service-metrics.js';
@@ -20,6 +21,8 @@ export interface ApiHarness {
   maintenance?: Maintenance;
   /** The sandbox host, when the harness composed the queue services (fault injection). */
   sandbox?: SandboxHost;
+  /** The queue runner, when the harness composed the queue services (the engine's view, in tests). */
+  runner?: QueueRunner;
   /** Mints a token for an organization, as `mq token create` does. */
   tokenFor(owner: string, host?: string): Promise<string>;
   post(path: string, body: unknown, token?: string): Promise<LightMyRequestResponse>;
@@ -51,6 +54,7 @@ export async function startApiHarness(
   let app: FastifyInstance;
   let maintenance: Maintenance | undefined;
   let sandbox: SandboxHost | undefined;
+  let runner: QueueRunner | undefined;
   if (options.sandboxTimeScale !== undefined) {
     const services = composeQueueServices({
       stores,
@@ -75,6 +79,7 @@ export async function startApiHarness(
     await services.runner.start();
     maintenance = services.maintenance;
     sandbox = services.sandbox;
+    runner = services.runner;
   } else {
     app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
   }
@@ -86,6 +91,7 @@ export async function startApiHarness(
     database,
     ...(maintenance ? { maintenance } : {}),
     ...(sandbox ? { sandbox } : {}),
+    ...(runner ? { runner } : {}),
     async tokenFor(owner, host = 'github.com') {
       return (await tokens.create({ host, owner })).token;
     },

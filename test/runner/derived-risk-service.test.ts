@@ -1,0 +1,41 @@
+/**
+ * Through the service on the sandbox: the runner hands the engine each PR's
+ * author with its facts, so a PR submitted without a risk hint gets a risk from
+ * its author's recent outcomes in the queue (issue 12, point 3).
+ */
+import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { waitFor } from '../support/wait-for.js';
+
+let h: ApiHarness;
+let token: string;
+beforeAll(async () => {
+  h = await startApiHarness({ prefix: 'derived_risk', sandboxTimeScale: 0.01 });
+  token = await h.tokenFor('demo', 'sandbox');
+});
+afterAll(() => h.close());
+
+async function ok(path: string, body: unknown) {
+  const res = await h.post(path, body, token);
+  if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
+
+test("a PR without a hint is as risky as its author's record here says: a repeat offender's next PR above a careful author's", async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'authors' };
+  const queue = await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  // Three failing PRs by one author, three passing ones by another, tested one at a time.
+  for (const [n, author, outcome] of [[1, 'sloppy', 'fail'], [2, 'careful', 'pass'], [3, 'sloppy', 'fail'], [4, 'careful', 'pass'], [5, 'sloppy', 'fail'], [6, 'careful', 'pass']] as const) {
+    await ok('/sandbox/updatePullRequest', { repo, pr: { number: n }, author, outcome, ciSeconds: 1 });
+    await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
+    await waitFor(() => ok('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: n } }), (pr) => pr.state === 'MERGED' || pr.state === 'FAILED');
+  }
+  await ok('/v1/updateQueue', { repo, targetBranch: 'main', state: 'PAUSED' });
+  for (const [n, author] of [[7, 'sloppy'], [8, 'careful']] as const) {
+    await ok('/sandbox/updatePullRequest', { repo, pr: { number: n }, author });
+    await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
+  }
+  const state = await h.runner!.engineState(queue.id as string);
+  const riskOf = (n: number) => state?.entries.find((e) => e.prNumber === n)?.risk;
+  expect(riskOf(7)).toBeGreaterThanOrEqual(0.5);
+  expect(riskOf(8)).toBeLessThan(0.25);
+});
