@@ -50,6 +50,9 @@ export function mongoEngineStore(connection: Connection): EngineStore {
     async (doc) => (await Inbox.exists({ _id: doc._id })) !== null,
   );
 
+  /** Queues whose cursors this process carried over from the one-document form (see `cursors`). */
+  const cursorsCarriedOver = new Set<string>();
+
   const store: EngineStore = {
     async load(queueId) {
       let snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
@@ -88,15 +91,21 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       return docs.map(toDecision);
     },
     async cursors(queueId) {
-      const [recorded, acted, before] = await Promise.all([
+      // Cursors stored before, both in one document: carried over once, then that document is gone.
+      if (!cursorsCarriedOver.has(queueId)) {
+        const before = await Cursors.findById(queueId).lean<CursorDoc>();
+        if (before) {
+          await store.advanceCursor(queueId, 'recordedThrough', before.recordedThrough ?? 0);
+          await store.advanceCursor(queueId, 'actedThrough', before.actedThrough ?? 0);
+          await Cursors.deleteOne({ _id: queueId });
+        }
+        cursorsCarriedOver.add(queueId);
+      }
+      const [recorded, acted] = await Promise.all([
         Cursors.findById(cursorKey(queueId, 'recordedThrough')).lean<CursorDoc>(),
         Cursors.findById(cursorKey(queueId, 'actedThrough')).lean<CursorDoc>(),
-        Cursors.findById(queueId).lean<CursorDoc>(),
       ]);
-      return {
-        recordedThrough: Math.max(recorded?.version ?? 0, before?.recordedThrough ?? 0),
-        actedThrough: Math.max(acted?.version ?? 0, before?.actedThrough ?? 0),
-      };
+      return { recordedThrough: recorded?.version ?? 0, actedThrough: acted?.version ?? 0 };
     },
     async advanceCursor(queueId, cursor, version) {
       // $max: a writer that lost the lease and writes late cannot move a cursor back.

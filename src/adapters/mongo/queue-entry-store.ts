@@ -221,13 +221,17 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
       await writeChange(current, { ...$set, recordedKey: key }, $unset);
     },
+    // Written without a read: what this process knew is not the whole entry any more (forgotten after the write
+    // too, in case the runner remembered a copy read while it was under way).
     async recordPriority(entryId, priority, noBatch) {
-      written.delete(entryId); // Written without a read: what this process knew is not the whole entry any more.
+      written.delete(entryId);
       await Entries.updateOne({ _id: parseObjectId(entryId) }, { $set: { priority, noBatch } });
+      written.delete(entryId);
     },
     async setFacts(entryId, facts) {
       written.delete(entryId);
       await Entries.updateOne({ _id: parseObjectId(entryId) }, flat({ facts }));
+      written.delete(entryId);
     },
     lastWritten(entryId) {
       const doc = written.get(entryId);
