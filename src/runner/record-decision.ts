@@ -16,15 +16,23 @@ export async function recordDecision(ctx: ActionContext, version: number, action
   const { stores } = ctx;
   // One look per decision at whether anyone subscribed: events nobody receives are not built.
   const outbox = ctx.outbox && actions.some((a) => a.type === 'emit') && (await (ctx.outbox.hasSubscribers?.(ctx.queue.repo) ?? true)) ? ctx.outbox : undefined;
+  // State changes are written for many PRs at once (one PR's in order): a decision about 60 concurrent
+  // submits then waits for about two writes, not 120 one after another. They are held back past events and
+  // wake-ups (which read no entry state) and written before any other effect, which stays in order.
+  let transitions: Array<{ entryId: string; event: TimelineEvent; key: number }> = [];
+  const writeTransitions = async () => {
+    await inParallelPerEntry(transitions, ({ entryId, event, key }) => stores.entries.recordTransition(entryId, event, key));
+    transitions = [];
+  };
   for (const [index, action] of actions.entries()) {
     const key = version * KEYS_PER_DECISION + index;
+    if (action.type === 'publish_status') {
+      const at = new Date(ctx.now());
+      transitions.push({ entryId: action.entryId, event: { at, state: action.state, reason: action.reason, ...(action.detail ? { detail: action.detail } : {}) }, key });
+      continue;
+    }
+    if (action.type !== 'emit' && action.type !== 'wake_at') await writeTransitions();
     switch (action.type) {
-      case 'publish_status': {
-        const at = new Date(ctx.now());
-        const event: TimelineEvent = { at, state: action.state, reason: action.reason, ...(action.detail ? { detail: action.detail } : {}) };
-        await stores.entries.recordTransition(action.entryId, event, key);
-        break;
-      }
       case 'record_resubmission':
         await stores.entries.recordResubmission(
           action.entryId,
@@ -72,4 +80,16 @@ export async function recordDecision(ctx: ActionContext, version: number, action
         break; // Host actions: carried out in the background (execute-actions.ts).
     }
   }
+  await writeTransitions();
+}
+
+/** Runs `write` for every item, items of different entries concurrently, those of one entry in their order. */
+async function inParallelPerEntry<T extends { entryId: string }>(items: T[], write: (item: T) => Promise<void>): Promise<void> {
+  const byEntry = new Map<string, T[]>();
+  for (const item of items) byEntry.set(item.entryId, [...(byEntry.get(item.entryId) ?? []), item]);
+  await Promise.all(
+    [...byEntry.values()].map(async (chain) => {
+      for (const item of chain) await write(item);
+    }),
+  );
 }
