@@ -109,6 +109,7 @@ async function main(): Promise<void> {
   for (const { ours, bare: b } of load) {
     out(`| ${ours.name} | ${ours.connections} | ${ours.requestsPerSecond.toFixed(0)} | ${ours.p50Ms} | ${ours.p99Ms} | ${ours.errors} | ${b.requestsPerSecond.toFixed(0)} | ${b.p50Ms} | ${b.p99Ms} | ${(ours.requestsPerSecond / b.requestsPerSecond).toFixed(2)} |`);
   }
+  for (const { ours } of load) if (ours.errorKinds) out(`${ours.name} at ${ours.connections} connections, errors: ${JSON.stringify(ours.errorKinds)}`);
 
   // 2. getQueue at growing sizes (queues paused: PRs wait, nothing tests), and a submit on a long queue against an empty one.
   out('\n# getQueue by queue size (the first view after a change, then 20 sequential calls of a queue at rest)');

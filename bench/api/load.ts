@@ -11,6 +11,8 @@ export interface LoadResult {
   p99Ms: number;
   /** Non-2xx answers plus errors and time-outs. */
   errors: number;
+  /** What the errors were: answers by status code outside 2xx, connection errors, time-outs. */
+  errorKinds?: { non2xx: Record<string, number>; connectionErrors: number; timeouts: number };
 }
 
 /**
@@ -54,6 +56,15 @@ export async function drive(options: {
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors,
+    ...(errors > 0
+      ? {
+          errorKinds: {
+            non2xx: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, stat]) => [code, stat?.count ?? 0])),
+            connectionErrors: result.errors,
+            timeouts: result.timeouts,
+          },
+        }
+      : {}),
   };
 }
 
