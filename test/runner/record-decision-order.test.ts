@@ -53,7 +53,7 @@ test("state changes of different PRs overlap, one PR's keep their order, and a r
     status('b', 'PENDING'),
     status('a', 'TESTING'),
     status('c', 'PENDING'),
-    { type: 'record_timeline', entryId: 'a', reason: 'restarted', at: 1000 } as RunnerAction,
+    { type: 'record_timeline', entryId: 'a', reason: 'restart_requested', at: 1000 },
     status('b', 'TESTING'),
   ];
   await recordDecision(ctx, 1, actions);
