@@ -65,8 +65,8 @@ interface QueueWorker {
   resumeRuns: EngineRun[];
   /** The current outage of the queue's host, as the runner saw it. */
   outage: { since: number; attempts: number } | null;
-  /** Queue-order positions and entries by id of the current state, computed once per version when a status needs them. */
-  positions: { version: number; byEntry: Map<string, number>; entries: Map<string, EngineEntry> } | null;
+  /** Queue-order positions (byEntry) and entries by id of the current state, computed once per version when a status needs them. */
+  places: { version: number; byEntry: Map<string, number>; entries: Map<string, EngineEntry> } | null;
   /** Forecast merge times of the current state, computed once per version (and history read) when asked. */
   forecast?: { version: number; historyReadAt: number; byEntry: MergeForecast };
   /** The queue's recent CI durations and failure share, for the forecast. */
@@ -426,7 +426,7 @@ export class QueueRunner {
       decisionsSinceSnapshot: loaded?.decisions.length ?? 0,
       resumeRuns: [],
       outage: null,
-      positions: null,
+      places: null,
     };
     // Runs whose start is still among the actions to carry out are started by those; the others again, once.
     const toStart = new Set((loaded?.decisions ?? []).filter((d) => d.version > cursors.actedThrough).flatMap((d) => d.actions.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []))));
@@ -502,11 +502,11 @@ export class QueueRunner {
   }
 
   /** The queue's order and entries by id in the current state, computed once per version when asked. */
-  private placesOf(worker: QueueWorker): NonNullable<QueueWorker['positions']> {
-    if (worker.positions?.version !== worker.version) {
-      worker.positions = { version: worker.version, byEntry: positionsOf(worker.state), entries: new Map(worker.state.entries.map((entry) => [entry.id, entry])) };
+  private placesOf(worker: QueueWorker): NonNullable<QueueWorker['places']> {
+    if (worker.places?.version !== worker.version) {
+      worker.places = { version: worker.version, byEntry: positionsOf(worker.state), entries: new Map(worker.state.entries.map((entry) => [entry.id, entry])) };
     }
-    return worker.positions;
+    return worker.places;
   }
 
   /** Starts the background loop that carries out host actions, unless it runs already. */
