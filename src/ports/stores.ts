@@ -102,6 +102,8 @@ export interface QueueEntryStore {
    */
   /** A state change with its timeline record; nothing when the entry is in that state already, or ended. */
   recordTransition(entryId: string, event: TimelineEvent, key: number): Promise<void>;
+  /** Several state changes at once, each as `recordTransition` would record it (one entry's in their order): one write for all. */
+  recordTransitions(changes: Array<{ entryId: string; event: TimelineEvent; key: number }>): Promise<void>;
   /** A new attempt of an ended entry: back to NOT_READY at the end of its priority class. */
   recordResubmission(entryId: string, change: { attempt: number; priority: number; noBatch: boolean; at: Date }, key: number): Promise<void>;
   /** A timeline record without a state change (e.g. a restart of its tests). */
@@ -114,6 +116,11 @@ export interface QueueEntryStore {
    * the decision the caller waited for (the runner is the only writer of entry state).
    */
   lastWritten(entryId: string): QueueEntryRecord | null;
+  /**
+   * Forgets this process's copies of a queue's entries. The runner calls it when it becomes the queue's
+   * writer: another replica's runner may have written them meanwhile, and its own writes extend these copies.
+   */
+  forgetWritten(queueId: string): void;
   /** The host's facts about the PR, as last read. */
   setFacts(entryId: string, facts: PullRequestFacts): Promise<void>;
   /** Entries still in the queue, in queue order (priority, then FIFO), without their timelines (views of the whole queue). */

@@ -1,7 +1,7 @@
 import { DEFAULT_PRIORITY } from '../domain/priority.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../domain/records.js';
-import type { EngineEvent } from '../engine/model.js';
+import type { EngineEvent, ImpactedTargets } from '../engine/model.js';
 import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
@@ -77,7 +77,15 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
     }
   }
 
-  async function submittedEvent(queue: QueueRecord, entry: QueueEntryRecord, facts: PullRequestFacts | null, priority: number, noBatch: boolean, risk: number | undefined): Promise<SubmittedEvent> {
+  async function submittedEvent(
+    queue: QueueRecord,
+    entry: QueueEntryRecord,
+    facts: PullRequestFacts | null,
+    priority: number,
+    noBatch: boolean,
+    risk: number | undefined,
+    targets: Promise<ImpactedTargets | null> = engineTargets(stores, queue.id, entry.prNumber, facts?.headSha),
+  ): Promise<SubmittedEvent> {
     return {
       type: 'submitted',
       entryId: entry.id,
@@ -86,7 +94,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
       noBatch,
       ...(risk !== undefined ? { risk } : {}),
       facts: engineFacts(facts),
-      targets: await engineTargets(stores, queue.id, entry.prNumber, facts?.headSha),
+      targets: await targets,
     };
   }
 
@@ -124,6 +132,9 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
         const refresh = facts.value === null;
 
         for (;;) {
+          // Read while the entry is written: they need only the head, and most submits insert.
+          const targets = engineTargets(stores, queue.id, ref.prNumber, facts.value?.headSha);
+          targets.catch(() => undefined); // Awaited below when the insert succeeds; a failed insert ends the request first.
           const at = now();
           // Most submits are of PRs never seen: try the insert first (its unique key says when the PR has an entry).
           const priority = ref.priority ?? DEFAULT_PRIORITY;
@@ -142,7 +153,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
           });
           if (inserted.ok) {
-            const submitted = await submittedEvent(queue, inserted.value, facts.value, priority, noBatch, ref.riskHint);
+            const submitted = await submittedEvent(queue, inserted.value, facts.value, priority, noBatch, ref.riskHint, targets);
             const entry = await enqueue(queue, inserted.value, submitted, null, refresh);
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
@@ -155,7 +166,8 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           const known = facts.value ?? existing.facts;
           if (isTerminal(existing.state)) {
             // A new attempt of the same entry: back to the end of its priority class.
-            const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint);
+            // The targets read above are for the head just read; without one, for the head the entry knows.
+            const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : undefined);
             return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
           // Already queued: only its priority, noBatch and risk hint change.

@@ -381,8 +381,9 @@ export class QueueRunner {
         for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
         for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
         try {
-          await engine.acknowledge(items.map((item) => item.id));
-          await recordDecision(this.context(worker), version, decided.actions);
+          // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
+          // (a reload acknowledges what the log holds, and records it again, if either fails).
+          await Promise.all([engine.acknowledge(items.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
           // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
           // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
           if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
@@ -408,6 +409,8 @@ export class QueueRunner {
   /** Rebuilds the queue's state from its snapshot and log, and finishes what a previous writer left. */
   private async load(queueId: string, lease: { epoch: number; expiresAt: number }): Promise<QueueWorker | null> {
     const { stores, log } = this.options;
+    // Becoming the writer: what this process knew of the entries may have been changed by the writer before it.
+    stores.entries.forgetWritten(queueId);
     const queue = await stores.queues.findById(queueId);
     if (!queue) {
       await stores.engine.remove(queueId);

@@ -14,14 +14,16 @@ export const KEYS_PER_DECISION = 100_000;
  */
 export async function recordDecision(ctx: ActionContext, version: number, actions: RunnerAction[]): Promise<void> {
   const { stores } = ctx;
-  // One look per decision at whether anyone subscribed: events nobody receives are not built.
-  const outbox = ctx.outbox && actions.some((a) => a.type === 'emit') && (await (ctx.outbox.hasSubscribers?.(ctx.queue.repo) ?? true)) ? ctx.outbox : undefined;
+  // One look per decision at whether anyone subscribed (events nobody receives are not built), made while
+  // the state changes before the first event are written.
+  const subscribed = ctx.outbox && actions.some((a) => a.type === 'emit') ? (ctx.outbox.hasSubscribers?.(ctx.queue.repo) ?? Promise.resolve(true)) : Promise.resolve(false);
+  subscribed.catch(() => undefined); // Awaited at the first event; a write failing before it ends the record first.
   // State changes are written for many PRs at once (one PR's in order): a decision about 60 concurrent
-  // submits then waits for about two writes, not 120 one after another. They are held back past events and
-  // wake-ups (which read no entry state) and written before any other effect, which stays in order.
+  // submits waits for one write, not 120 one after another. They are held back past events and wake-ups
+  // (which read no entry state) and written before any other effect, which stays in order.
   let transitions: Array<{ entryId: string; event: TimelineEvent; key: number }> = [];
   const writeTransitions = async () => {
-    await inParallelPerEntry(transitions, ({ entryId, event, key }) => stores.entries.recordTransition(entryId, event, key));
+    if (transitions.length > 0) await stores.entries.recordTransitions(transitions);
     transitions = [];
   };
   for (const [index, action] of actions.entries()) {
@@ -71,7 +73,7 @@ export async function recordDecision(ctx: ActionContext, version: number, action
         break;
       case 'emit':
         ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
-        if (outbox) for (const event of await outgoingEvents(stores, ctx.queue, action.event, new Date(ctx.now()))) await outbox.publish(event);
+        if (ctx.outbox && (await subscribed)) for (const event of await outgoingEvents(stores, ctx.queue, action.event, new Date(ctx.now()))) await ctx.outbox.publish(event);
         break;
       case 'wake_at':
         ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => ctx.wake());
@@ -81,15 +83,4 @@ export async function recordDecision(ctx: ActionContext, version: number, action
     }
   }
   await writeTransitions();
-}
-
-/** Runs `write` for every item, items of different entries concurrently, those of one entry in their order. */
-async function inParallelPerEntry<T extends { entryId: string }>(items: T[], write: (item: T) => Promise<void>): Promise<void> {
-  const byEntry = new Map<string, T[]>();
-  for (const item of items) byEntry.set(item.entryId, [...(byEntry.get(item.entryId) ?? []), item]);
-  await Promise.all(
-    [...byEntry.values()].map(async (chain) => {
-      for (const item of chain) await write(item);
-    }),
-  );
 }

@@ -116,3 +116,56 @@ test('lastWritten: the entry as this process last wrote it whole, equal to what 
   expect(stores.entries.lastWritten(id)).toBeNull();
   expect(stores.entries.lastWritten(new ObjectId().toHexString())).toBeNull();
 });
+
+test('recordTransitions: several entries in one write, one entry\'s changes in order, each checked as recordTransition checks it', async () => {
+  const queueId = new ObjectId().toHexString();
+  const at = new Date('2026-06-06T10:00:00Z');
+  const ids: string[] = [];
+  for (const prNumber of [1, 2, 3]) {
+    const inserted = await stores.entries.insert({ queueId, prNumber, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+    if (!inserted.ok) throw new Error('not inserted');
+    ids.push(inserted.value.id);
+  }
+  const [a, b, c] = ids as [string, string, string];
+  const t = (minutes: number) => new Date(at.getTime() + minutes * 60_000);
+  await stores.entries.recordTransitions([
+    { entryId: a, event: { at: t(1), state: 'PENDING', reason: 'ready' }, key: 100_000 },
+    { entryId: b, event: { at: t(1), state: 'PENDING', reason: 'ready' }, key: 100_001 },
+    { entryId: a, event: { at: t(2), state: 'TESTING', reason: 'test_started' }, key: 100_002 },
+    // The same state again: nothing to record.
+    { entryId: b, event: { at: t(2), state: 'PENDING', reason: 'ready' }, key: 100_003 },
+    { entryId: c, event: { at: t(3), state: 'CANCELLED', reason: 'user_requested' }, key: 100_004 },
+    // An ended attempt changes only through a resubmission.
+    { entryId: c, event: { at: t(4), state: 'PENDING', reason: 'ready' }, key: 100_005 },
+  ]);
+  const read = async (id: string) => (await stores.entries.findById(id))!;
+  expect((await read(a)).timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
+  expect((await read(a)).stateChangedAt).toEqual(t(2));
+  expect((await read(b)).timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING']);
+  expect((await read(c)).state).toBe('CANCELLED');
+  expect((await read(c)).concludedAt).toEqual(t(3));
+  // What this process remembers is what a read gives.
+  for (const id of ids) expect(stores.entries.lastWritten(id)).toEqual(await read(id));
+  // A replay of the decision (same keys) changes nothing.
+  await stores.entries.recordTransitions([{ entryId: a, event: { at: t(5), state: 'PENDING', reason: 'rebuilt' }, key: 100_000 }]);
+  expect((await read(a)).timeline).toHaveLength(3);
+});
+
+test('forgetWritten: a writer that comes back after another replica wrote its entries extends what that replica wrote, not its own old copy', async () => {
+  const other = await openMongoStores({ uri: database.uri });
+  try {
+    const queueId = new ObjectId().toHexString();
+    const at = new Date('2026-07-07T10:00:00Z');
+    const inserted = await stores.entries.insert({ queueId, prNumber: 9, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+    if (!inserted.ok) throw new Error('not inserted');
+    const id = inserted.value.id;
+    // Another replica's runner, the queue's writer for a while, records a change.
+    await other.entries.recordTransition(id, { at: new Date('2026-07-07T10:01:00Z'), state: 'PENDING', reason: 'ready' }, 100_000);
+    // This replica becomes the writer again: its copy from the insert is forgotten, so its next change reads first.
+    stores.entries.forgetWritten(queueId);
+    await stores.entries.recordTransition(id, { at: new Date('2026-07-07T10:02:00Z'), state: 'TESTING', reason: 'test_started' }, 200_000);
+    expect((await stores.entries.findById(id))?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
+  } finally {
+    await other.close();
+  }
+});

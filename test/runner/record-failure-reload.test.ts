@@ -18,13 +18,13 @@ beforeAll(async () => {
   h = await startApiHarness({ prefix: 'record_reload', sandboxTimeScale: 0.02 });
   token = await h.tokenFor('demo', 'sandbox');
   const entries = h.stores.entries as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  const recordTransition = entries.recordTransition!.bind(entries);
-  entries.recordTransition = async (...args: unknown[]) => {
-    if (failTesting > 0 && (args[1] as { state?: string }).state === 'TESTING') {
+  const recordTransitions = entries.recordTransitions!.bind(entries);
+  entries.recordTransitions = async (...args: unknown[]) => {
+    if (failTesting > 0 && (args[0] as Array<{ event: { state?: string } }>).some((change) => change.event.state === 'TESTING')) {
       failTesting--;
       throw new Error('connection reset while recording the state');
     }
-    return recordTransition(...args);
+    return recordTransitions(...args);
   };
 });
 afterAll(() => h.close());

@@ -114,22 +114,67 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
   const inStates = (states: readonly PullRequestState[]) => ({ $in: [...states] });
   // Entries written before keys existed have none: any key is newer.
   const isNewer = (recorded: number | null | undefined, key: number) => (recorded ?? -1) < key;
-  /** What a keyed write checks and extends: the state, the last key, the timeline. */
+  /**
+   * Entries as this process last wrote them whole (inserted, or a state the runner recorded). The runner is the
+   * only writer of state, timeline and key, so while this process's runner stays the queue's writer these copies
+   * are current: its writes extend them without reading the entry first. Forgotten when the runner becomes a
+   * queue's writer (`forgetWritten`): another replica's runner may have written the entries meanwhile.
+   */
+  const written = new LRUCache<string, Doc>({ max: 5000, ttl: 60_000 });
+  /** What a keyed write checks and extends: the state, the last key, the timeline (this process's copy, else read). */
   const stored = async (entryId: string) => {
+    const known = written.get(entryId);
+    if (known) return known;
     const _id = parseObjectId(entryId);
     return _id ? Entries.findById(_id).lean<Doc>() : null;
   };
-  /**
-   * Entries as this process last wrote them whole (inserted, or a state the runner recorded): see `lastWritten`.
-   * Kept a few seconds only: after the lease went to another replica and back, an old copy would not be current.
-   */
-  const written = new LRUCache<string, Doc>({ max: 5000, ttl: 5_000 });
-  /** Writes a runner's change (read, checked, whole new fields) and remembers the entry as written. */
-  const writeChange = async (current: Doc, $set: Record<string, unknown>, $unset: Record<string, ''>) => {
-    await Entries.updateOne({ _id: current._id }, { $set, $unset });
+  /** The entry with a change applied, as this process now knows it. */
+  const applied = (current: Doc, $set: Record<string, unknown>, $unset: Record<string, ''>): Doc => {
     const after: Record<string, unknown> = { ...current, ...$set };
     for (const field of Object.keys($unset)) delete after[field];
-    written.set(current._id.toHexString(), after as Doc);
+    return after as Doc;
+  };
+  /** Writes a runner's change (checked, whole new fields) and remembers the entry as written. */
+  const writeChange = async (current: Doc, $set: Record<string, unknown>, $unset: Record<string, ''>) => {
+    await Entries.updateOne({ _id: current._id }, { $set, $unset });
+    written.set(current._id.toHexString(), applied(current, $set, $unset));
+  };
+  /** A state change applied to an entry, or null when it changes nothing (a replay, the same state, an ended attempt). */
+  const transitioned = (current: Doc, event: TimelineEvent, key: number) => {
+    // An ended attempt changes only through a resubmission (a cancel racing a merge loses).
+    if (!isNewer(current.recordedKey, key) || current.state === event.state || isTerminal(current.state)) return null;
+    const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
+    return { $set: { ...$set, state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key }, $unset };
+  };
+
+  const recordTransitions: QueueEntryStore['recordTransitions'] = async (changes) => {
+    const byEntry = new Map<string, Array<{ event: TimelineEvent; key: number }>>();
+    for (const { entryId, event, key } of changes) byEntry.set(entryId, [...(byEntry.get(entryId) ?? []), { event, key }]);
+    const writes = await Promise.all(
+      [...byEntry].map(async ([entryId, chain]) => {
+        const before = await stored(entryId);
+        if (!before) return null;
+        let current = before;
+        let $set: Record<string, unknown> = {};
+        let $unset: Record<string, ''> = {};
+        for (const { event, key } of chain) {
+          const change = transitioned(current, event, key);
+          if (!change) continue;
+          current = applied(current, change.$set, change.$unset);
+          $set = { ...$set, ...change.$set };
+          $unset = { ...$unset, ...change.$unset };
+        }
+        return current === before ? null : { current, $set, $unset };
+      }),
+    );
+    const changed = writes.filter((write) => write !== null);
+    if (changed.length === 0) return;
+    // One command for all of them: on the local FerretDB 20 updates in one bulk write took about 6 ms, one by one 16.
+    await Entries.bulkWrite(
+      changed.map(({ current, $set, $unset }) => ({ updateOne: { filter: { _id: current._id }, update: Object.keys($unset).length > 0 ? { $set, $unset } : { $set } } })),
+      { ordered: false },
+    );
+    for (const { current } of changed) written.set(current._id.toHexString(), current);
   };
 
   // Concurrent submits claim their keys and write their entries in groups (see GroupedInserts).
@@ -185,15 +230,10 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       const doc = _id ? await Entries.findById(_id).lean<Doc>() : null;
       return doc ? toRecord(doc) : null;
     },
-    // The runner is the only writer of these fields, so each is a read, a check and a write
-    // by _id (the only filter FerretDB answers from an index), never a compound filter.
-    async recordTransition(entryId, event, key) {
-      const current = await stored(entryId);
-      // An ended attempt changes only through a resubmission (a cancel racing a merge loses).
-      if (!current || !isNewer(current.recordedKey, key) || current.state === event.state || isTerminal(current.state)) return;
-      const { $set, $unset } = flat({ timeline: [...timelineOf(current), event] });
-      await writeChange(current, { ...$set, state: event.state, stateChangedAt: event.at, concludedAt: isTerminal(event.state) ? event.at : null, recordedKey: key }, $unset);
-    },
+    // The runner is the only writer of these fields, so each is a check and a write by _id (the only filter
+    // FerretDB answers from an index, never a compound filter), from this process's copy or a read.
+    recordTransition: (entryId, event, key) => recordTransitions([{ entryId, event, key }]),
+    recordTransitions,
     async recordResubmission(entryId, change, key) {
       const current = await stored(entryId);
       if (!current || !isNewer(current.recordedKey, key)) return;
@@ -232,6 +272,10 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       written.delete(entryId);
       await Entries.updateOne({ _id: parseObjectId(entryId) }, flat({ facts }));
       written.delete(entryId);
+    },
+    forgetWritten(queueId) {
+      const theirs = [...written.entries()].filter(([, doc]) => doc.queueId.toHexString() === queueId);
+      for (const [id] of theirs) written.delete(id);
     },
     lastWritten(entryId) {
       const doc = written.get(entryId);
