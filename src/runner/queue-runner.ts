@@ -9,7 +9,7 @@ import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
 import type { RunnerAction, RunnerInput } from './runner-model.js';
 import { isTerminal } from '../domain/pull-request-state.js';
-import { isHostAction, type ActionContext } from './execute-actions.js';
+import { executeHostAction, isHostAction, type ActionContext } from './execute-actions.js';
 import { recordDecision } from './record-decision.js';
 import { decideInputs, loadState, PoisonInput, positionsOf } from './decide-inputs.js';
 import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
@@ -535,7 +535,7 @@ export class QueueRunner {
     const { engine } = this.options.stores;
     while (worker.resumeRuns.length > 0) {
       const run = worker.resumeRuns[0] as EngineRun;
-      if (!(await this.carryOut(worker, { type: 'start_run', run }))) return;
+      if (!(await this.carryOut(worker, [{ type: 'start_run', run }]))) return;
       worker.resumeRuns.shift();
     }
     for (;;) {
@@ -543,10 +543,13 @@ export class QueueRunner {
       const decisions = await engine.decisionsAfter(worker.queueId, worker.actedThrough, 20);
       if (decisions.length === 0) return;
       const superseded = supersededStatuses(decisions.map((d) => d.actions));
+      // A host that answers from this service's database (the sandbox) takes a decision's statuses at once
+      // (its store writes them as one command); a remote host gets one request after another.
+      const together = this.options.hosts.forHost(worker.queue.repo.host)?.answersLocally === true;
       for (const decision of decisions) {
-        for (const action of decision.actions) {
-          if (!isHostAction(action) || superseded.has(action)) continue;
-          if (!(await this.carryOut(worker, action))) return;
+        const actions = decision.actions.filter((action) => isHostAction(action) && !superseded.has(action));
+        for (const step of hostSteps(actions, together)) {
+          if (!(await this.carryOut(worker, step))) return;
         }
         worker.actedThrough = decision.version;
       }
@@ -554,11 +557,20 @@ export class QueueRunner {
     }
   }
 
-  /** One host action, retried through host outages; false when this replica must stop acting. */
-  private async carryOut(worker: QueueWorker, action: RunnerAction): Promise<boolean> {
-    this.carrying.set(worker.queueId, { action: action.type, since: this.now() });
+  /** Host actions carried out together, each retried through host outages; false when this replica must stop acting. */
+  private async carryOut(worker: QueueWorker, step: RunnerAction[]): Promise<boolean> {
+    this.carrying.set(worker.queueId, { action: step.length === 1 ? (step[0] as RunnerAction).type : `${step.length} x ${(step[0] as RunnerAction).type}`, since: this.now() });
     try {
-      return await this.carryOutOnce(worker, action);
+      let left = step;
+      if (step.length > 1 && worker.outage === null && (await this.mayAct(worker))) {
+        // Tried together once; what failed goes the usual way, one after another (retried through an outage,
+        // or its refusal settled). Every action here is safe to repeat.
+        const ctx = this.context(worker);
+        const tried = await Promise.allSettled(step.map((action) => executeHostAction(ctx, action)));
+        left = step.filter((_, index) => tried[index]?.status === 'rejected');
+      }
+      for (const action of left) if (!(await this.carryOutOnce(worker, action))) return false;
+      return true;
     } finally {
       this.carrying.delete(worker.queueId);
     }
@@ -572,10 +584,14 @@ export class QueueRunner {
       delayMs: this.options.retryDelayMs ?? retryDelayMs,
       // A stopping runner neither waits nor retries: what is left is carried out by the next writer.
       sleep: (ms) => (this.stopped ? Promise.resolve() : this.sleep(worker.queueId, ms)),
-      // A retry may run long after the lease was last renewed by a decision.
-      mayAct: async () => !this.stopped && this.leaseValid(worker) && (await this.holdLease(worker.queueId)) !== null,
+      mayAct: () => this.mayAct(worker),
       report: (input) => this.record(worker.queueId, input),
     });
+  }
+
+  /** Whether this replica may still act for the queue (a retry may run long after the lease was last renewed by a decision). */
+  private async mayAct(worker: QueueWorker): Promise<boolean> {
+    return !this.stopped && this.leaseValid(worker) && (await this.holdLease(worker.queueId)) !== null;
   }
 
   private sleep(queueId: string, ms: number): Promise<void> {
@@ -629,4 +645,31 @@ export function supersededStatuses(actionLists: RunnerAction[][]): Set<RunnerAct
     }
   }
   return superseded;
+}
+
+/**
+ * A decision's host actions in the order they are carried out: one at a time, or, when `statusesTogether`,
+ * a stretch of statuses of different PRs as one step (a PR's second status starts the next step).
+ */
+export function hostSteps(actions: RunnerAction[], statusesTogether: boolean): RunnerAction[][] {
+  const steps: RunnerAction[][] = [];
+  let statuses: RunnerAction[] = [];
+  const entriesIn = new Set<string>();
+  const closeStatuses = () => {
+    if (statuses.length > 0) steps.push(statuses);
+    statuses = [];
+    entriesIn.clear();
+  };
+  for (const action of actions) {
+    if (!statusesTogether || action.type !== 'publish_status') {
+      closeStatuses();
+      steps.push([action]);
+      continue;
+    }
+    if (entriesIn.has(action.entryId)) closeStatuses();
+    statuses.push(action);
+    entriesIn.add(action.entryId);
+  }
+  closeStatuses();
+  return steps;
 }

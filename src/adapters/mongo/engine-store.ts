@@ -3,7 +3,7 @@ import type { EngineState } from '../../engine/model.js';
 import type { DecisionCursors, EngineStore, StoredDecision } from '../../ports/engine-store.js';
 import type { InboxItem, RunnerAction, RunnerInput } from '../../runner/runner-model.js';
 import { isDuplicateKeyError } from './errors.js';
-import { GroupedInserts } from './grouped-inserts.js';
+import { GroupedWrites } from './grouped-writes.js';
 import { engineModels } from './models/engine.js';
 
 type SnapshotDoc = { _id: string; queueId: string; version: number; stateJson: string };
@@ -43,8 +43,8 @@ export function mongoEngineStore(connection: Connection): EngineStore {
     return true;
   }
 
-  // Inputs of concurrent requests enter the inbox in groups, in the order they were given (see GroupedInserts).
-  const inboxInserts = new GroupedInserts<InboxDoc>(
+  // Inputs of concurrent requests enter the inbox in groups, in the order they were given (see GroupedWrites).
+  const inboxInserts = new GroupedWrites<InboxDoc>(
     (docs) => Inbox.insertMany(docs),
     (doc) => Inbox.create(doc),
     async (doc) => (await Inbox.exists({ _id: doc._id })) !== null,
@@ -139,7 +139,7 @@ export function mongoEngineStore(connection: Connection): EngineStore {
     },
     async enqueue(queueId, item) {
       const doc = { _id: new Types.ObjectId(), queueId, inputJson: JSON.stringify(item.input), at: item.at };
-      await inboxInserts.insert(doc);
+      await inboxInserts.write(doc);
       return doc._id.toHexString();
     },
     async pending(queueId, limit) {

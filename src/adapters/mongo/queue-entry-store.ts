@@ -4,7 +4,7 @@ import { ENQUEUED_STATES, isTerminal, type PullRequestState } from '../../domain
 import type { PullRequestFacts, QueueEntryRecord, TimelineEvent } from '../../domain/records.js';
 import type { QueueEntryStore } from '../../ports/stores.js';
 import { isDuplicateKeyError } from './errors.js';
-import { GroupedInserts } from './grouped-inserts.js';
+import { GroupedWrites } from './grouped-writes.js';
 import { queueEntryKeyModel, queueEntryModel } from './models/queue-entry.js';
 import { parseObjectId } from './object-id.js';
 
@@ -177,13 +177,13 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
     for (const { current } of changed) written.set(current._id.toHexString(), current);
   };
 
-  // Concurrent submits claim their keys and write their entries in groups (see GroupedInserts).
-  const keyInserts = new GroupedInserts<KeyDoc & { queueId: Types.ObjectId }>(
+  // Concurrent submits claim their keys and write their entries in groups (see GroupedWrites).
+  const keyInserts = new GroupedWrites<KeyDoc & { queueId: Types.ObjectId }>(
     (docs) => Keys.insertMany(docs),
     (doc) => Keys.create(doc),
     async (doc) => (await Keys.findById(doc._id).lean<KeyDoc>())?.entryId.equals(doc.entryId) === true,
   );
-  const entryInserts = new GroupedInserts<Record<string, unknown> & { _id: Types.ObjectId; submittedAt: Date }>(
+  const entryInserts = new GroupedWrites<Record<string, unknown> & { _id: Types.ObjectId; submittedAt: Date }>(
     (docs) => Entries.insertMany(docs),
     (doc) => Entries.create(doc),
     async (doc) => (await Entries.findById(doc._id, { submittedAt: 1 }).lean<Doc>())?.submittedAt.getTime() === doc.submittedAt.getTime(),
@@ -195,7 +195,7 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       const _id = keyFor(entry.queueId, entry.prNumber);
       let entryId = new Types.ObjectId();
       try {
-        await keyInserts.insert({ _id, queueId, entryId });
+        await keyInserts.write({ _id, queueId, entryId });
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
         const key = await Keys.findById(_id).lean<KeyDoc>();
@@ -205,7 +205,7 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
       try {
         const { facts, timeline, ...fields } = entry;
         const doc = { ...fields, _id: entryId, queueId, recordedKey: 0, ...flat({ facts, timeline }).$set };
-        await entryInserts.insert(doc);
+        await entryInserts.write(doc);
         written.set(entryId.toHexString(), doc as Doc);
         return { ok: true, value: toRecord(doc as Doc) };
       } catch (error) {

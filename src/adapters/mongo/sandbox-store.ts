@@ -2,6 +2,7 @@ import { Schema, type Connection } from 'mongoose';
 import { defaultPullRequest, type SandboxPullRequest, type SandboxRepositoryState } from '../../adapters/sandbox/sandbox-repository.js';
 import type { SandboxStore } from '../../ports/sandbox-store.js';
 import { isDuplicateKeyError } from './errors.js';
+import { GroupedWrites } from './grouped-writes.js';
 
 /**
  * `_id` is `<repo key>#<number>`; the PR is JSON (its behaviour and queue status are the sandbox's own format).
@@ -35,6 +36,12 @@ export function mongoSandboxStore(connection: Connection): SandboxStore {
     const pr = doc.json ? (JSON.parse(doc.json) as SandboxPullRequest) : defaultPullRequest(doc.repoKey, doc.number);
     return doc.queueStatusJson ? { ...pr, queueStatus: JSON.parse(doc.queueStatusJson) as SandboxPullRequest['queueStatus'] } : pr;
   };
+  // Statuses the runner shows for many PRs at once (a decision about many submits) go as one bulk write.
+  type StatusWrite = { _id: string; $set: { repoKey: string; number: number; queueStatusJson: string } };
+  const statusWrites = new GroupedWrites<StatusWrite>(
+    (writes) => PullRequests.bulkWrite(writes.map(({ _id, $set }) => ({ updateOne: { filter: { _id }, update: { $set }, upsert: true } })), { ordered: true }),
+    ({ _id, $set }) => PullRequests.updateOne({ _id }, { $set }, { upsert: true }),
+  );
   return {
     async pullRequest(repoKey, prNumber) {
       const doc = await PullRequests.findById(`${repoKey}#${Number(prNumber)}`).lean<Doc>();
@@ -50,7 +57,7 @@ export function mongoSandboxStore(connection: Connection): SandboxStore {
       await PullRequests.updateOne({ _id: `${repoKey}#${pr.number}` }, { $set }, { upsert: true });
     },
     async setQueueStatus(repoKey, prNumber, status) {
-      await PullRequests.updateOne({ _id: `${repoKey}#${Number(prNumber)}` }, { $set: { repoKey, number: Number(prNumber), queueStatusJson: JSON.stringify(status) } }, { upsert: true });
+      await statusWrites.write({ _id: `${repoKey}#${Number(prNumber)}`, $set: { repoKey, number: Number(prNumber), queueStatusJson: JSON.stringify(status) } });
     },
     async branch(repoKey, name) {
       const doc = await Branches.findById(`${repoKey}#${name}`).lean<{ sha: string }>();
