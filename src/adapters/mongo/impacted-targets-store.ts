@@ -1,7 +1,8 @@
-import type { Connection, Types } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
 import type { ImpactedTargetsRecord } from '../../domain/records.js';
 import type { ImpactedTargetsStore } from '../../ports/stores.js';
 import { impactedTargetModels } from './models/impacted-targets.js';
+import { isDuplicateKeyError } from './errors.js';
 import { parseObjectId } from './object-id.js';
 
 /** Keeps each part well under the 16 MiB document limit (BSON adds ~8 bytes per string). */
@@ -9,7 +10,40 @@ const PART_BYTES = 4 * 1024 * 1024;
 /** Uploads kept per PR: CI may upload for an older head after a newer one. */
 const SETS_KEPT_PER_PR = 3;
 
-type SetDoc = { _id: Types.ObjectId; sha: string; all: boolean; count: number; parts: number; setAt: Date; prNumber: number };
+type SetDoc = { _id: Types.ObjectId; queueId: Types.ObjectId; sha: string; all: boolean; count: number; parts: number; setAt: Date; prNumber: number; partIds?: Types.ObjectId[] };
+/** A pointer to the newest set of a PR head (or of the PR): see the model. */
+type HeadDoc = { _id: string; setId: Types.ObjectId; prNumber: number; sha: string; all: boolean; count: number; partIds?: Types.ObjectId[]; setAt: Date };
+
+const headKey = (queueId: string, prNumber: number, sha?: string) => (sha === undefined ? `${queueId}:${Number(prNumber)}` : `${queueId}:${Number(prNumber)}:${String(sha)}`);
+/** Marks that every set has its pointers. */
+const COMPLETE = 'complete';
+
+/** Points a PR head (and the PR) at a set; two first upserts at once: one inserts, the other updates. */
+async function pointAt(Heads: ReturnType<typeof impactedTargetModels>['heads'], queueId: string, set: Omit<SetDoc, 'queueId' | 'parts'>): Promise<void> {
+  const pointer = { setId: set._id, prNumber: set.prNumber, sha: set.sha, all: set.all, count: set.count, setAt: set.setAt, ...(set.partIds ? { partIds: set.partIds } : {}) };
+  const upsert = (_id: string) => Heads.updateOne({ _id }, { $set: pointer }, { upsert: true });
+  await Promise.all(
+    [headKey(queueId, set.prNumber, set.sha), headKey(queueId, set.prNumber)].map((_id) =>
+      upsert(_id).catch((error: unknown) => {
+        if (!isDuplicateKeyError(error)) throw error;
+        return upsert(_id);
+      }),
+    ),
+  );
+}
+
+/** Sets stored before pointers existed get theirs (once: later starts find the mark and do nothing). */
+export async function ensureTargetHeads(connection: Connection): Promise<number> {
+  const { sets: Sets, heads: Heads } = impactedTargetModels(connection);
+  if (await Heads.exists({ _id: COMPLETE })) return 0;
+  // Oldest first: the newest set of each head is the last one pointed at.
+  const sets = await Sets.find({}).sort({ setAt: 1, _id: 1 }).lean<SetDoc[]>();
+  for (const set of sets) await pointAt(Heads, set.queueId.toHexString(), set);
+  await Heads.create({ _id: COMPLETE }).catch((error: unknown) => {
+    if (!isDuplicateKeyError(error)) throw error;
+  });
+  return sets.length;
+}
 
 function splitIntoParts(targets: string[]): string[][] {
   const parts: string[][] = [];
@@ -30,7 +64,7 @@ function splitIntoParts(targets: string[]): string[][] {
 }
 
 export function mongoImpactedTargetsStore(connection: Connection): ImpactedTargetsStore {
-  const { sets: Sets, parts: Parts } = impactedTargetModels(connection);
+  const { sets: Sets, parts: Parts, heads: Heads } = impactedTargetModels(connection);
 
   function queueObjectId(queueId: string): Types.ObjectId {
     const id = parseObjectId(queueId);
@@ -38,10 +72,21 @@ export function mongoImpactedTargetsStore(connection: Connection): ImpactedTarge
     return id;
   }
 
-  async function latestHeader(queueId: string, prNumber: number, sha?: string): Promise<SetDoc | null> {
-    const filter: Record<string, unknown> = { queueId: queueObjectId(queueId), prNumber: Number(prNumber) };
-    if (sha !== undefined) filter.sha = String(sha);
-    return Sets.findOne(filter).sort({ setAt: -1, _id: -1 }).lean<SetDoc>();
+  /** The newest set of the PR head (or of the PR when no sha is given): one read by _id. */
+  async function latestHead(queueId: string, prNumber: number, sha?: string): Promise<HeadDoc | null> {
+    queueObjectId(queueId);
+    return Heads.findById(headKey(queueId, prNumber, sha)).lean<HeadDoc>();
+  }
+
+  /** A set's targets, or null when the set was replaced meanwhile (its parts gone). */
+  async function targetsOf(head: HeadDoc): Promise<string[] | 'ALL' | null> {
+    if (head.all) return 'ALL';
+    // Reads by _id; sets stored before their parts' ids were kept are read by setId (a scan on the local FerretDB).
+    const parts = head.partIds
+      ? await Promise.all(head.partIds.map((id) => Parts.findById(id).lean<{ targets: string[] }>()))
+      : await Parts.find({ setId: head.setId }).sort({ part: 1 }).lean<{ targets: string[] }[]>();
+    if (parts.some((part) => part === null)) return null;
+    return parts.flatMap((part) => (part as { targets: string[] }).targets);
   }
 
   async function deleteSets(ids: Types.ObjectId[]): Promise<void> {
@@ -64,9 +109,12 @@ export function mongoImpactedTargetsStore(connection: Connection): ImpactedTarge
         parts: chunks.length,
         setAt: record.setAt,
       });
-      // Parts first, header last: readers only follow complete headers.
-      for (const [part, targets] of chunks.entries()) await Parts.create({ setId: header._id, part, targets });
+      // Parts first, then the header, pointers last: readers only follow complete sets.
+      const partIds = chunks.map(() => new Types.ObjectId());
+      for (const [part, targets] of chunks.entries()) await Parts.create({ _id: partIds[part], setId: header._id, part, targets });
+      header.set('partIds', partIds);
       await header.save();
+      await pointAt(Heads, record.queueId, { _id: header._id, prNumber: record.prNumber, sha: record.sha, all, count: header.count, setAt: record.setAt, partIds });
 
       // Older uploads for the same sha are superseded; other shas beyond the few newest are pruned.
       const headers = await Sets.find({ queueId, prNumber: record.prNumber })
@@ -79,16 +127,19 @@ export function mongoImpactedTargetsStore(connection: Connection): ImpactedTarge
         else seen.add(h.sha);
       }
       await deleteSets(stale);
+      // Heads pruned for good lose their pointers (one delete by _id each: a few at most).
+      const pruned = new Set(headers.filter((h) => !seen.has(h.sha)).map((h) => h.sha));
+      for (const sha of pruned) await Heads.deleteOne({ _id: headKey(record.queueId, record.prNumber, sha) });
     },
     async latest(queueId, prNumber, sha) {
-      const header = await latestHeader(queueId, prNumber, sha);
-      if (!header) return null;
-      let targets: string[] | 'ALL' = 'ALL';
-      if (!header.all) {
-        const parts = await Parts.find({ setId: header._id }).sort({ part: 1 }).lean<{ targets: string[] }[]>();
-        targets = parts.flatMap((p) => p.targets);
+      // A set replaced between the pointer's read and its parts' (a new upload of the same head): read again.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const head = await latestHead(queueId, prNumber, sha);
+        if (!head) return null;
+        const targets = await targetsOf(head);
+        if (targets !== null) return { queueId, prNumber: head.prNumber, sha: head.sha, targets, setAt: head.setAt };
       }
-      return { queueId, prNumber: header.prNumber, sha: header.sha, targets, setAt: header.setAt };
+      return null;
     },
     async latestForMany(queueId, wanted) {
       const found = new Map<number, ImpactedTargetsRecord>();
@@ -115,8 +166,8 @@ export function mongoImpactedTargetsStore(connection: Connection): ImpactedTarge
       return found;
     },
     async summary(queueId, prNumber, sha) {
-      const header = await latestHeader(queueId, prNumber, sha);
-      return header ? { sha: header.sha, all: header.all, count: header.count } : null;
+      const head = await latestHead(queueId, prNumber, sha);
+      return head ? { sha: head.sha, all: head.all, count: head.count } : null;
     },
   };
 }

@@ -5,7 +5,7 @@ import { mongoEngineStore } from './engine-store.js';
 import { mongoSandboxStore } from './sandbox-store.js';
 import { ensureSessionExpiryIndex, mongoSessionStore } from './session-store.js';
 import { mongoDeliveryStore } from './delivery-store.js';
-import { mongoImpactedTargetsStore } from './impacted-targets-store.js';
+import { ensureTargetHeads, mongoImpactedTargetsStore } from './impacted-targets-store.js';
 import { ensureEntryKeys, mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
 import { mongoTestRunStore } from './test-run-store.js';
@@ -58,6 +58,7 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
   };
   await Promise.all(Object.values(connection.models).map((model) => model.createIndexes()));
   await ensureEntryKeys(connection);
+  await ensureTargetHeads(connection);
   await ensureSessionExpiryIndex(connection);
   return stores;
 }

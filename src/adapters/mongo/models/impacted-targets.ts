@@ -14,6 +14,8 @@ const impactedTargetSetSchema = new Schema(
     count: { type: Number, required: true },
     parts: { type: Number, required: true },
     setAt: { type: Date, required: true },
+    /** The parts' ids in order (sets stored before have none: their parts are found by setId). */
+    partIds: { type: [Schema.Types.ObjectId], default: undefined },
   },
   { collection: 'impacted_target_sets', versionKey: false },
 );
@@ -30,9 +32,31 @@ const impactedTargetPartSchema = new Schema(
 );
 impactedTargetPartSchema.index({ setId: 1, part: 1 }, { unique: true });
 
+/**
+ * The newest set of a PR head, under `<queue>:<pr>:<sha>`, and of the PR whatever its head, under
+ * `<queue>:<pr>`: a submit or a status read finds its targets with one read by _id (the local FerretDB
+ * answers any other filter by reading the whole collection, so a lookup by queue, PR and sha grew with
+ * every upload stored). The document `_id: "complete"` says every set has its pointers (sets stored before
+ * pointers existed get them once, at start-up).
+ */
+const impactedTargetHeadSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    setId: { type: Schema.Types.ObjectId },
+    prNumber: { type: Number },
+    sha: { type: String },
+    all: { type: Boolean },
+    count: { type: Number },
+    partIds: { type: [Schema.Types.ObjectId], default: undefined },
+    setAt: { type: Date },
+  },
+  { collection: 'impacted_target_heads', versionKey: false },
+);
+
 export function impactedTargetModels(connection: Connection) {
   return {
     sets: connection.model('ImpactedTargetSet', impactedTargetSetSchema),
     parts: connection.model('ImpactedTargetPart', impactedTargetPartSchema),
+    heads: connection.model('ImpactedTargetHead', impactedTargetHeadSchema),
   };
 }

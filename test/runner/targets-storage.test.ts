@@ -1,0 +1,88 @@
+/**
+ * Impacted targets are found by one read by _id: a pointer per PR head (and per
+ * PR) names the newest set and its parts. Re-uploads replace, old heads are
+ * pruned with their pointers, and sets stored before pointers existed get
+ * them at start-up.
+ */
+import { MongoClient, ObjectId } from 'mongodb';
+import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
+import type { Stores } from '../../src/ports/stores.js';
+import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
+
+let database: TestDatabaseUri;
+let stores: Stores;
+let client: MongoClient;
+beforeAll(async () => {
+  database = await createTestDatabaseUri('targets_storage');
+  stores = await openMongoStores({ uri: database.uri });
+  client = await new MongoClient(database.uri).connect();
+});
+afterAll(async () => {
+  await client.close();
+  await stores.close();
+  await dropTestDatabase(database);
+  await stopTestServer();
+});
+
+const at = (minutes: number) => new Date(Date.UTC(2026, 0, 1, 10, minutes));
+
+test('the newest upload of a head wins, any head without a sha; old heads are pruned with their pointers', async () => {
+  const queueId = new ObjectId().toHexString();
+  const { impactedTargets: targets } = stores;
+  await targets.set({ queueId, prNumber: 5, sha: 'a1', targets: ['//x', '//y'], setAt: at(1) });
+  await targets.set({ queueId, prNumber: 5, sha: 'a1', targets: ['//z'], setAt: at(2) });
+  expect(await targets.latest(queueId, 5, 'a1')).toEqual({ queueId, prNumber: 5, sha: 'a1', targets: ['//z'], setAt: at(2) });
+  expect(await targets.summary(queueId, 5, 'a1')).toEqual({ sha: 'a1', all: false, count: 1 });
+  // The replaced upload's parts are gone: one set per head.
+  expect(await client.db().collection('impacted_target_sets').countDocuments({ queueId: new ObjectId(queueId) })).toBe(1);
+  await targets.set({ queueId, prNumber: 5, sha: 'b2', targets: 'ALL', setAt: at(3) });
+  expect(await targets.summary(queueId, 5)).toEqual({ sha: 'b2', all: true, count: 0 });
+  expect((await targets.latest(queueId, 5))?.targets).toBe('ALL');
+  expect(await targets.summary(queueId, 5, 'nope')).toBeNull();
+  expect(await targets.summary(queueId, 6, 'a1')).toBeNull();
+  // Three heads are kept per PR: a fourth prunes the oldest, and its pointer goes with it.
+  await targets.set({ queueId, prNumber: 5, sha: 'c3', targets: ['//c'], setAt: at(4) });
+  await targets.set({ queueId, prNumber: 5, sha: 'd4', targets: ['//d'], setAt: at(5) });
+  expect(await targets.summary(queueId, 5, 'a1')).toBeNull();
+  expect(await targets.latest(queueId, 5, 'a1')).toBeNull();
+  expect((await targets.latest(queueId, 5, 'b2'))?.targets).toBe('ALL');
+  expect((await targets.latest(queueId, 5))?.sha).toBe('d4');
+});
+
+test('a lookup reads the pointer by _id, not the set headers', async () => {
+  const queueId = new ObjectId().toHexString();
+  await stores.impactedTargets.set({ queueId, prNumber: 8, sha: 'e5', targets: ['//one', '//two'], setAt: at(6) });
+  // With the headers gone, the pointer and the parts it names still answer.
+  await client.db().collection('impacted_target_sets').deleteMany({ queueId: new ObjectId(queueId) });
+  expect((await stores.impactedTargets.latest(queueId, 8, 'e5'))?.targets).toEqual(['//one', '//two']);
+  expect(await stores.impactedTargets.summary(queueId, 8, 'e5')).toEqual({ sha: 'e5', all: false, count: 2 });
+});
+
+test('sets stored before pointers existed get them when the stores open, parts found by their set', async () => {
+  const legacy = await createTestDatabaseUri('targets_legacy');
+  const raw = await new MongoClient(legacy.uri).connect();
+  try {
+    const queueId = new ObjectId();
+    const older = new ObjectId();
+    const newer = new ObjectId();
+    await raw.db().collection('impacted_target_sets').insertMany([
+      { _id: older, queueId, prNumber: 3, sha: 'f6', all: false, count: 1, parts: 1, setAt: at(1) },
+      { _id: newer, queueId, prNumber: 3, sha: 'g7', all: false, count: 2, parts: 1, setAt: at(2) },
+    ]);
+    await raw.db().collection('impacted_target_parts').insertMany([
+      { setId: older, part: 0, targets: ['//old'] },
+      { setId: newer, part: 0, targets: ['//new', '//newer'] },
+    ]);
+    const opened = await openMongoStores({ uri: legacy.uri });
+    try {
+      expect((await opened.impactedTargets.latest(queueId.toHexString(), 3, 'f6'))?.targets).toEqual(['//old']);
+      expect((await opened.impactedTargets.latest(queueId.toHexString(), 3))?.targets).toEqual(['//new', '//newer']);
+      expect(await opened.impactedTargets.summary(queueId.toHexString(), 3, 'g7')).toEqual({ sha: 'g7', all: false, count: 2 });
+    } finally {
+      await opened.close();
+    }
+  } finally {
+    await raw.close();
+    await dropTestDatabase(legacy);
+  }
+});
