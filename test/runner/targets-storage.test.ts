@@ -7,6 +7,7 @@
 import { MongoClient, ObjectId } from 'mongodb';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import type { Stores } from '../../src/ports/stores.js';
+import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
 
 let database: TestDatabaseUri;
@@ -85,4 +86,14 @@ test('sets stored before pointers existed get them when the stores open, parts f
     await raw.close();
     await dropTestDatabase(legacy);
   }
+});
+
+test('a deleted queue takes its pointers with it', async () => {
+  const queue = await stores.queues.insert({ repo: { host: 'sandbox', owner: 'targets', name: 'gone' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG }, requestedState: 'RUNNING', modeSwitchStartedAt: null, createdAt: new Date(), updatedAt: new Date() });
+  if (!queue.ok) throw new Error('not inserted');
+  await stores.impactedTargets.set({ queueId: queue.value.id, prNumber: 1, sha: 'h8', targets: ['//t'], setAt: at(7) });
+  expect(await client.db().collection('impacted_target_heads').countDocuments({ _id: { $regex: `^${queue.value.id}:` } } as never)).toBe(2);
+  await stores.queues.delete(queue.value.id);
+  expect(await client.db().collection('impacted_target_heads').countDocuments({ _id: { $regex: `^${queue.value.id}:` } } as never)).toBe(0);
+  expect(await stores.impactedTargets.summary(queue.value.id, 1, 'h8')).toBeNull();
 });

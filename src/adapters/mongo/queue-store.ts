@@ -55,6 +55,17 @@ export function mongoQueueStore(connection: Connection): QueueStore {
   /** Records read by repository and branch, with when they were read (see `find`'s maxAgeMs). */
   const recent = new LRUCache<string, { record: QueueRecord; readAt: number }>({ max: 1000 });
   const recentKey = (repo: RepoRef, targetBranch: string) => `${repoKey(repo)}\n${targetBranch}`;
+  /**
+   * Reads under way, shared by callers that accept a recent record (64 concurrent submits whose record just
+   * aged out make one read, not 64). Any change of a queue starts a new generation: a read begun before it
+   * is neither shared nor remembered after it.
+   */
+  const reading = new Map<string, Promise<QueueRecord | null>>();
+  let generation = 0;
+  const changed = () => {
+    generation++;
+    reading.clear();
+  };
 
   return {
     async insert(queue) {
@@ -65,6 +76,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
           orgKey: orgKey(queue.repo.host, queue.repo.owner),
         });
         recent.delete(recentKey(queue.repo, queue.targetBranch));
+        changed();
         return { ok: true, value: toRecord(doc.toObject() as Doc) };
       } catch (error) {
         if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
@@ -74,13 +86,29 @@ export function mongoQueueStore(connection: Connection): QueueStore {
     async find(repo, targetBranch, options) {
       const key = recentKey(repo, targetBranch);
       const known = recent.get(key);
-      if (known && options?.maxAgeMs !== undefined && Date.now() - known.readAt <= options.maxAgeMs) return known.record;
+      const recentEnough = options?.maxAgeMs !== undefined;
+      if (known && recentEnough && Date.now() - known.readAt <= (options.maxAgeMs as number)) return known.record;
+      const shared = recentEnough ? reading.get(key) : undefined;
+      if (shared) return shared;
       const readAt = Date.now();
-      const doc = await Queues.findOne({ repoKey: repoKey(repo), targetBranch: String(targetBranch) }).lean<Doc>();
-      const record = doc ? toRecord(doc) : null;
-      if (record) recent.set(key, { record, readAt });
-      else recent.delete(key);
-      return record;
+      const startedIn = generation;
+      const read = (async () => {
+        const doc = await Queues.findOne({ repoKey: repoKey(repo), targetBranch: String(targetBranch) }).lean<Doc>();
+        const record = doc ? toRecord(doc) : null;
+        if (generation === startedIn) {
+          if (record) recent.set(key, { record, readAt });
+          else recent.delete(key);
+        }
+        return record;
+      })();
+      if (recentEnough) {
+        reading.set(key, read);
+        void read.then(
+          () => reading.get(key) === read && reading.delete(key),
+          () => reading.get(key) === read && reading.delete(key),
+        );
+      }
+      return read;
     },
     async findById(id) {
       const _id = parseObjectId(id);
@@ -111,6 +139,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       if (change.configFile !== undefined) set.configFile = change.configFile;
       const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
       await Queues.updateOne({ _id }, update);
+      changed();
       const doc = await Queues.findById(_id).lean<Doc>();
       const record = doc ? toRecord(doc) : null;
       if (record) recent.delete(recentKey(record.repo, record.targetBranch));
@@ -121,10 +150,13 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       if (!_id) return;
       // The queue goes first: once it is gone nothing can add to what follows.
       await Queues.deleteOne({ _id });
-      for (const [key, { record }] of recent.entries()) if (record.id === id) recent.delete(key);
+      changed();
+      for (const [key, { record }] of [...recent.entries()]) if (record.id === id) recent.delete(key);
       const sets = await Targets.sets.find({ queueId: _id }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>();
       await Targets.parts.deleteMany({ setId: { $in: sets.map((s) => s._id) } });
       await Targets.sets.deleteMany({ queueId: _id });
+      // Pointers are named `<queue id>:…` (an id checked above, so the pattern holds no operator of the caller's).
+      await Targets.heads.deleteMany({ _id: { $regex: `^${_id.toHexString()}:` } });
       await Runs.deleteMany({ queueId: _id });
       await Entries.deleteMany({ queueId: _id });
       await EntryKeys.deleteMany({ queueId: _id });
