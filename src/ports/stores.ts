@@ -92,7 +92,11 @@ export interface EntryPageQuery {
 }
 
 export interface QueueEntryStore {
-  insert(entry: Omit<QueueEntryRecord, 'id'>): Promise<InsertOutcome<QueueEntryRecord>>;
+  /**
+   * A new entry. `findable` settles once `find` by PR finds it from any replica (this process's finds wait for
+   * it already): a caller answers others only after it.
+   */
+  insert(entry: Omit<QueueEntryRecord, 'id'>): Promise<{ ok: true; value: QueueEntryRecord; findable: Promise<void> } | { ok: false; reason: 'duplicate' }>;
   find(queueId: string, prNumber: number): Promise<QueueEntryRecord | null>;
   findById(id: string): Promise<QueueEntryRecord | null>;
   /*

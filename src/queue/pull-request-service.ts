@@ -154,7 +154,8 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           });
           if (inserted.ok) {
             const submitted = await submittedEvent(queue, inserted.value, facts.value, priority, noBatch, ref.riskHint, targets);
-            const entry = await enqueue(queue, inserted.value, submitted, null, refresh);
+            // Its key is written while the engine decides: the answer waits for both, so others find what it shows.
+            const [entry] = await Promise.all([enqueue(queue, inserted.value, submitted, null, refresh), inserted.findable]);
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
             return succeed({ queue, entry, ...(withoutTargets ? { targets: null } : {}) });

@@ -169,3 +169,24 @@ test('forgetWritten: a writer that comes back after another replica wrote its en
     await other.close();
   }
 });
+
+test('an entry whose key was never written (its writer died between the two) is found again by the next submit of the PR', async () => {
+  const queueId = new ObjectId();
+  const _id = new ObjectId();
+  const at = new Date('2026-08-08T10:00:00Z');
+  await client.db().collection('queue_entries').insertOne({ _id, queueId, prNumber: 4, attempt: 1, state: 'PENDING', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, factsJson: null, timelineJson: '[]', recordedKey: 0 });
+  expect(await stores.entries.find(queueId.toHexString(), 4)).toBeNull();
+  const again = await stores.entries.insert({ queueId: queueId.toHexString(), prNumber: 4, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [] });
+  expect(again).toEqual({ ok: false, reason: 'duplicate' });
+  expect((await stores.entries.find(queueId.toHexString(), 4))?.id).toBe(_id.toHexString());
+});
+
+test('a key left naming an entry that was never written (stored before entries came first) is taken over by the new entry', async () => {
+  const queueId = new ObjectId();
+  await client.db().collection('queue_entry_keys').insertOne({ _id: `${queueId.toHexString()}:6` as unknown as ObjectId, queueId, entryId: new ObjectId() });
+  const at = new Date('2026-09-09T10:00:00Z');
+  const inserted = await stores.entries.insert({ queueId: queueId.toHexString(), prNumber: 6, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [] });
+  if (!inserted.ok) throw new Error('not inserted');
+  await inserted.findable;
+  expect((await stores.entries.find(queueId.toHexString(), 6))?.id).toBe(inserted.value.id);
+});

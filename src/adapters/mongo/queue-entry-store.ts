@@ -189,32 +189,58 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
     async (doc) => (await Entries.findById(doc._id, { submittedAt: 1 }).lean<Doc>())?.submittedAt.getTime() === doc.submittedAt.getTime(),
   );
 
+  /** Keys being written by this process's inserts: its finds wait for them. */
+  const keysUnderWay = new Map<string, Promise<void>>();
+  /** Points a PR's key at its entry; a key left pointing at an entry that was never written (a writer died between the two, before entries came first) is taken over. */
+  async function writeKey(_id: string, queueId: Types.ObjectId, entryId: Types.ObjectId): Promise<void> {
+    try {
+      await keyInserts.write({ _id, queueId, entryId });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      const key = await Keys.findById(_id).lean<KeyDoc>();
+      if (key?.entryId.equals(entryId)) return;
+      if (key && (await Entries.exists({ _id: key.entryId }))) throw new Error(`PR key ${_id} names another entry`);
+      await Keys.updateOne({ _id }, { $set: { queueId, entryId } }, { upsert: true });
+    }
+  }
+  /** After a duplicate insert: the PR's entry exists, so its key must too (its writer may have died before writing it). */
+  async function keyOfExisting(_id: string, queueId: Types.ObjectId, prNumber: number): Promise<void> {
+    await keysUnderWay.get(_id)?.catch(() => undefined);
+    if (await Keys.exists({ _id })) return;
+    // Rare (a crash between the two writes, or another replica's insert this instant): the one query by queue and PR.
+    const existing = await Entries.findOne({ queueId, prNumber }, { _id: 1 }).lean<{ _id: Types.ObjectId }>();
+    if (existing) await writeKey(_id, queueId, existing._id);
+  }
+
   return {
+    // The entry first: its unique index on (queue, PR) is what makes one entry per PR per queue. Its key
+    // (what finds it by PR with one read by _id) is written after it, while the caller goes on; this process's
+    // finds wait for it, and a caller answers others only once `findable` settles.
     async insert(entry) {
       const queueId = queueObjectId(entry.queueId);
       const _id = keyFor(entry.queueId, entry.prNumber);
-      let entryId = new Types.ObjectId();
+      const entryId = new Types.ObjectId();
+      const { facts, timeline, ...fields } = entry;
+      const doc = { ...fields, _id: entryId, queueId, recordedKey: 0, ...flat({ facts, timeline }).$set };
       try {
-        await keyInserts.write({ _id, queueId, entryId });
+        await entryInserts.write(doc);
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
-        const key = await Keys.findById(_id).lean<KeyDoc>();
-        if (!key || (await Entries.exists({ _id: key.entryId }))) return { ok: false, reason: 'duplicate' };
-        entryId = key.entryId; // Taken by a writer that died before writing the entry: finish its work.
+        await keyOfExisting(_id, queueId, Number(entry.prNumber));
+        return { ok: false, reason: 'duplicate' };
       }
-      try {
-        const { facts, timeline, ...fields } = entry;
-        const doc = { ...fields, _id: entryId, queueId, recordedKey: 0, ...flat({ facts, timeline }).$set };
-        await entryInserts.write(doc);
-        written.set(entryId.toHexString(), doc as Doc);
-        return { ok: true, value: toRecord(doc as Doc) };
-      } catch (error) {
-        if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
-        throw error;
+      written.set(entryId.toHexString(), doc as Doc);
+      const findable = writeKey(_id, queueId, entryId);
+      keysUnderWay.set(_id, findable);
+      findable.then(forget, forget);
+      function forget() {
+        if (keysUnderWay.get(_id) === findable) keysUnderWay.delete(_id);
       }
+      return { ok: true, value: toRecord(doc as Doc), findable };
     },
     async find(queueId, prNumber) {
       const _id = keyFor(queueId, Number(prNumber));
+      await keysUnderWay.get(_id)?.catch(() => undefined);
       const remembered = entryIds.get(_id);
       const cached = remembered ? await Entries.findById(remembered).lean<Doc>() : null;
       if (cached) return toRecord(cached);
