@@ -3,7 +3,7 @@
  * a host answering from this service's database (the sandbox) takes a stretch
  * of statuses of different PRs at once; a PR's second status waits for its first.
  */
-import { hostSteps } from '../../src/runner/queue-runner.js';
+import { hostSteps } from '../../src/runner/host-steps.js';
 import type { RunnerAction } from '../../src/runner/runner-model.js';
 
 const status = (entryId: string, state: string): RunnerAction => ({ type: 'publish_status', entryId, prNumber: 1, state, reason: 'ready' }) as RunnerAction;
