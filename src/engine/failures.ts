@@ -1,9 +1,9 @@
 import { token } from './content.js';
 import type { DecisionContext } from './context.js';
 import type { EngineRun } from './model.js';
-import { runOf } from './order.js';
+import { likelyToBreak, runOf } from './order.js';
 import { expectedAhead } from './run-validity.js';
-import { tuningOf } from './tuning.js';
+import { breakChance, tuningOf } from './tuning.js';
 
 /**
  * A failed run is the fault of its own PRs only once everything ahead of them
@@ -44,12 +44,35 @@ export function decideFailures(ctx: DecisionContext): void {
   }
 }
 
-/** Splits a failed batch into as many parts as may be tested at once (at least two). */
+/**
+ * Splits a failed batch into as many parts as may be tested at once (at least
+ * two). A PR the failure makes likely to break is a part of its own: the runs
+ * behind are built without it, so it must not share a run (and a merge) with
+ * PRs they are built on.
+ */
 function bisect(ctx: DecisionContext, run: EngineRun): void {
   const parts = Math.min(run.unit.length, Math.max(2, tuningOf(ctx.state).bisectionConcurrency));
   const size = Math.ceil(run.unit.length / parts);
+  blameFailedBatch(ctx, run);
+  const suspect = (head: EngineRun['unit'][number]) => {
+    const entry = ctx.entry(head.entryId);
+    return entry !== undefined && likelyToBreak(entry);
+  };
   const halves: EngineRun['unit'][] = [];
-  for (let i = 0; i < run.unit.length; i += size) halves.push(run.unit.slice(i, i + size));
+  let segment: EngineRun['unit'] = [];
+  const close = () => {
+    for (let i = 0; i < segment.length; i += size) halves.push(segment.slice(i, i + size));
+    segment = [];
+  };
+  for (const head of run.unit) {
+    if (!suspect(head)) {
+      segment.push(head);
+      continue;
+    }
+    close();
+    halves.push([head]);
+  }
+  close();
   ctx.dropRun(run, 'bisecting');
   ctx.emit({ type: 'pull_request_batch.failed', prNumbers: run.unit.map((h) => ctx.entry(h.entryId)?.prNumber ?? 0), runId: run.id, reason: 'failed_tests' });
   halves.forEach((heads, i) => {
@@ -79,4 +102,20 @@ function retry(ctx: DecisionContext, run: EngineRun, entryId: string, reason: st
   ctx.hint(entry.id, 'retried', `retry ${done + 1} of ${allowed}${detail ? ` after: ${detail}` : ''}`);
   ctx.dropRun(run, 'retried');
   return true;
+}
+
+/**
+ * What a failed batch says about its PRs (adaptive tuning): at least one of
+ * them breaks, so each is now as likely to break as P(it breaks | the batch
+ * failed) = r / (1 - the chance they all pass), from the risks the batch was
+ * formed with. A part likely to break is then left out of the runs behind it
+ * (order.ts expectedToMerge) instead of sinking them all.
+ */
+function blameFailedBatch(ctx: DecisionContext, run: EngineRun): void {
+  if (ctx.state.config.tuning !== 'adaptive') return;
+  const tuning = tuningOf(ctx.state);
+  const entries = run.unit.map((h) => ctx.entry(h.entryId)).filter((e) => e !== undefined);
+  const allPass = entries.reduce((chance, e) => chance * (1 - breakChance(e, tuning)), 1);
+  if (allPass >= 1) return;
+  for (const entry of entries) entry.risk = Math.min(1, breakChance(entry, tuning) / (1 - allPass));
 }
