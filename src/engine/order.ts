@@ -65,7 +65,7 @@ export function likelyToBreak(entry: EngineEntry): boolean {
   return (entry.risk ?? 0) >= LIKELY_BREAK;
 }
 
-const LIKELY_BREAK = 0.5;
+export const LIKELY_BREAK = 0.5;
 
 /**
  * What a unit starting at `index` of `order` must be tested on top of: in a
