@@ -1,7 +1,7 @@
 import type { DecisionContext } from './context.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { overlaps } from './content.js';
-import { aheadOf, headsOf, PLACES_PER_RUN, runOf } from './order.js';
+import { aheadOf, headsOf, likelyToBreak, PLACES_PER_RUN, runOf } from './order.js';
 import { breakChance, tuningOf } from './tuning.js';
 
 export function startRuns(ctx: DecisionContext): void {
@@ -69,7 +69,8 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
   const first = order[index] as EngineEntry;
   const waiting = (e: EngineEntry | undefined): e is EngineEntry => e !== undefined && !runOf(state, e.id);
   const tuning = tuningOf(state);
-  if (first.noBatch || tuning.batchCapacity <= 1) return [first];
+  // A PR likely to break is tested alone: runs behind are built without it, so nothing may land with it.
+  if (first.noBatch || tuning.batchCapacity <= 1 || (!first.unitKey && likelyToBreak(first))) return [first];
   const parallel = state.config.mode === 'parallel';
   const unit = [first];
   /** Other lanes' PRs the batch went past (parallel queues). */
@@ -87,7 +88,7 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
       continue;
     }
     const chance = passChance * (1 - breakChance(next, tuning));
-    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey || passed.some((other) => overlaps(other, next)) || (floor !== null && chance < floor)) {
+    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey || (!first.unitKey && likelyToBreak(next)) || passed.some((other) => overlaps(other, next)) || (floor !== null && chance < floor)) {
       blocked = true;
       break;
     }

@@ -87,3 +87,13 @@ test('in a parallel queue a lane run built without a risky PR does not land befo
   q.send({ type: 'run_finished', runId: 'r1', passed: false, failedChecks: ['ci'] }, 30 * MINUTE);
   expect(q.log).toContainEqual(expect.objectContaining({ type: 'merge', runId: 'r2', entryIds: ['e2'] }));
 });
+
+test('a PR at 45 % is bet against too: below even odds, the runs behind are built without it', () => {
+  const q = queueDriver({ concurrency: 2 });
+  submit(q, 1, 0.45);
+  submit(q, 2, 0.02, MINUTE);
+  expect(started(q).map((r) => [prs(r.ahead), prs(r.unit)])).toEqual([
+    [[], [1]],
+    [[], [2]],
+  ]);
+});

@@ -48,3 +48,25 @@ test('our engine never merges untested or broken content and leaves no PR behind
     { numRuns: 60 },
   );
 });
+
+test('the default adaptive queue, given risk hints, never merges untested or broken content and leaves no PR behind', () => {
+  // Hints and failed batches make PRs likely to break (a failed batch's blame): runs behind are
+  // built without them, so they must never land in one run with PRs those runs were built on.
+  fc.assert(
+    fc.property(
+      fc.constantFrom('single' as const, 'parallel' as const),
+      fc.integer({ min: 1, max: 4 }),
+      specArb,
+      fc.integer({ min: 1, max: 1_000_000 }),
+      (mode, concurrency, over, seed) => {
+        const spec = { name: 'prop', description: 'random', prCount: 40, ci: { meanMinutes: 30, jitterMinutes: 10 }, mergeMinutes: 0.25, ...over };
+        const record = simulate(generateWorkload(spec, seed), new EngineStrategy({ mode, concurrency, testingTimeoutMinutes: 60 }, 'ours', true), { seed, capacity: concurrency });
+        const metrics = metricsOf(record);
+        expect(record.violations).toEqual([]);
+        expect(metrics.brokenMerges).toBe(0);
+        expect(metrics.stuck).toBe(0);
+      },
+    ),
+    { numRuns: 80 },
+  );
+});
