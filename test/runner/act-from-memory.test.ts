@@ -3,7 +3,9 @@
  * memory, not from the log: the local FerretDB answers a read of the log by
  * reading every stored decision. Everything decided is still carried out (each
  * PR shows its final status on the sandbox), and a writer that loads a queue
- * reads the log once for what is left to do.
+ * reads the log once for what is left to do. Becoming a queue's writer, the
+ * runner forgets this process's copies of the queue's entries (the writer
+ * before it may have changed them; its own writes extend those copies).
  */
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { waitFor } from '../support/wait-for.js';
@@ -11,6 +13,7 @@ import { waitFor } from '../support/wait-for.js';
 let h: ApiHarness;
 let token: string;
 let logReads = 0;
+const forgotten: string[] = [];
 beforeAll(async () => {
   h = await startApiHarness({ prefix: 'act_memory', sandboxTimeScale: 0.01 });
   token = await h.tokenFor('demo', 'sandbox');
@@ -19,6 +22,12 @@ beforeAll(async () => {
   engine.decisionsAfter = async (...args: unknown[]) => {
     logReads++;
     return decisionsAfter(...args);
+  };
+  const entries = h.stores.entries as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const forgetWritten = entries.forgetWritten!.bind(entries);
+  entries.forgetWritten = (queueId: unknown) => {
+    forgotten.push(String(queueId));
+    return forgetWritten(queueId);
   };
 });
 afterAll(() => h.close());
@@ -45,4 +54,6 @@ test('ten PRs are tested, merged and shown on the host without the action loop r
     expect(sandbox.pullRequests[String(n)].queueStatus.state).toBe('MERGED');
   }
   expect(logReads).toBe(0);
+  // Loaded once, as its writer: its entries' copies forgotten first.
+  expect(forgotten).toEqual([queue.id]);
 });

@@ -103,10 +103,8 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       })();
       if (recentEnough) {
         reading.set(key, read);
-        void read.then(
-          () => reading.get(key) === read && reading.delete(key),
-          () => reading.get(key) === read && reading.delete(key),
-        );
+        const done = () => reading.get(key) === read && reading.delete(key);
+        void read.then(done, done);
       }
       return read;
     },
