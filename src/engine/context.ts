@@ -39,7 +39,8 @@ export class DecisionContext {
 
   constructor(
     readonly state: EngineState,
-    readonly now: number,
+    /** The time of the event being applied; settle runs at the latest event's (see decideAllInPlace). */
+    public now: number,
   ) {
     this.before = new Map(state.entries.map((e) => [e.id, e.state]));
   }

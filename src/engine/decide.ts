@@ -21,9 +21,51 @@ export function decide(state: EngineState, event: EngineEvent, now: number): Dec
  * reloaded. The actions never share objects with the state.
  */
 export function decideInPlace(state: EngineState, event: EngineEvent, now: number): Decision {
-  const ctx = new DecisionContext(state, now);
+  try {
+    return decideAllInPlace(state, [{ event, at: now }]);
+  } catch (error) {
+    throw error instanceof EventNotApplied ? error.cause : error;
+  }
+}
+
+/** An event and when it happened. */
+export interface TimedEvent {
+  event: EngineEvent;
+  at: number;
+}
+
+/** An event that could not be applied (a bug): `index` says which, so the writer can set it aside. */
+export class EventNotApplied extends Error {
+  constructor(
+    readonly index: number,
+    cause: unknown,
+  ) {
+    super(`event ${index} could not be applied`, { cause });
+  }
+}
+
+/**
+ * Several events decided as one, in place: each is applied at its own time,
+ * then the queue is settled and published once, at the latest. The writer
+ * decides what arrived together this way (60 concurrent submits), so a
+ * decision costs one pass over the queue, not one per event. Deterministic: the
+ * same events together give the same decision (a replay must group them alike).
+ * An event that throws while applied is named by EventNotApplied.
+ */
+export function decideAllInPlace(state: EngineState, events: readonly TimedEvent[]): Decision {
+  const first = events[0];
+  if (!first) return { state, actions: [] };
+  const ctx = new DecisionContext(state, first.at);
   const runsStartedBefore = state.nextRunSeq;
-  applyEvent(ctx, event);
+  for (const [index, { event, at }] of events.entries()) {
+    ctx.now = at;
+    try {
+      applyEvent(ctx, event);
+    } catch (error) {
+      throw new EventNotApplied(index, error);
+    }
+  }
+  ctx.now = Math.max(...events.map((e) => e.at));
   settle(ctx);
   checkStall(ctx, runsStartedBefore);
   publish(ctx);

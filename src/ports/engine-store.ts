@@ -17,6 +17,8 @@ export interface StoredDecision {
   /** What was applied, in order, with the inbox ids they came from. */
   items: InboxItem[];
   actions: RunnerAction[];
+  /** The items were decided together (decideAllInPlace); absent in decisions stored before, decided one by one. */
+  together?: true;
 }
 
 export interface StoredSnapshot {

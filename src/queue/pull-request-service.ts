@@ -171,14 +171,10 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : undefined);
             return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
-          // Already queued: only its priority, noBatch and risk hint change.
-          const decidedHere = await runner.dispatch(queue.id, {
-            type: 'priority_changed',
-            entryId: existing.id,
-            priority: ref.priority ?? existing.priority,
-            noBatch: ref.noBatch ?? existing.noBatch,
-            ...(ref.riskHint !== undefined ? { risk: ref.riskHint } : {}),
-          });
+          // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so an entry whose
+          // first submit was never decided (its writer died before storing the decision) is taken in now.
+          const submitted = await submittedEvent(queue, existing, known, ref.priority ?? existing.priority, ref.noBatch ?? existing.noBatch, ref.riskHint, facts.value ? targets : undefined);
+          const decidedHere = await runner.dispatch(queue.id, submitted);
           return succeed({ queue, entry: await entryAfter(existing, decidedHere) });
         }
       });

@@ -1,4 +1,4 @@
-import { decideInPlace } from '../engine/decide.js';
+import { decideAllInPlace, decideInPlace, EventNotApplied, type TimedEvent } from '../engine/decide.js';
 import type { EngineState } from '../engine/model.js';
 import { queueOrder } from '../engine/order.js';
 import type { StoredDecision, StoredSnapshot } from '../ports/engine-store.js';
@@ -28,17 +28,24 @@ export class PoisonInput extends Error {
  * intents the runner records itself (a resubmission, a priority, a restart in
  * the timeline, a test run's results) and host reads it must do come out as
  * actions, so everything one decision calls for is stored together.
+ *
+ * `together`: the inputs' events are decided as one (decideAllInPlace: one pass
+ * over the queue for the lot), else one by one, as decisions stored before were.
+ * An input that cannot be applied is named by PoisonInput; a failure while the
+ * queue settles names none (SettleFailed): the writer then decides them one by one.
  */
-export function decideInputs(state: EngineState, items: InboxItem[]): DecidedInputs {
+export function decideInputs(state: EngineState, items: InboxItem[], together = true): DecidedInputs {
   const actions: RunnerAction[] = [];
   let configChanged = false;
   let readBase = false;
+  const events: Array<TimedEvent & { item: InboxItem }> = [];
   for (const item of items) {
     try {
       actions.push(...recordsFor(state, item));
       const event = engineEventOf(item.input);
       if (event) {
-        actions.push(...decideInPlace(state, event, Math.max(item.at, 0)).actions);
+        if (together) events.push({ event, at: Math.max(item.at, 0), item });
+        else actions.push(...decideInPlace(state, event, Math.max(item.at, 0)).actions);
       }
     } catch (error) {
       throw new PoisonInput(item, error);
@@ -48,10 +55,25 @@ export function decideInputs(state: EngineState, items: InboxItem[]): DecidedInp
     if (item.input.type === 'merge_finished' && !item.input.ok && item.input.reason === 'base_moved') readBase = true;
     if (item.input.type === 'base_head_changed') readBase = true;
   }
+  if (events.length > 0) {
+    try {
+      actions.push(...decideAllInPlace(state, events).actions);
+    } catch (error) {
+      if (error instanceof EventNotApplied) throw new PoisonInput((events[error.index] as (typeof events)[number]).item, error.cause);
+      throw new SettleFailed(error);
+    }
+  }
   // The branch head is asked for while unknown (a new queue, a restart, a first read the host refused):
   // on every decision until it is known, since nothing starts without it.
   if (readBase || state.baseSha === null) actions.push({ type: 'read_base_head' });
   return { state, actions, configChanged };
+}
+
+/** The queue could not be settled after inputs decided together: which input is to blame is found one by one. */
+export class SettleFailed extends Error {
+  constructor(cause: unknown) {
+    super('the engine could not settle the queue after these inputs', { cause });
+  }
 }
 
 /** What the runner itself records for an input, before the engine's actions. */
@@ -63,6 +85,8 @@ function recordsFor(state: EngineState, item: InboxItem): RunnerAction[] {
       const { entryId, priority, noBatch } = input.submitted;
       return [{ type: 'record_resubmission', entryId, attempt: input.attempt, priority, noBatch, at }];
     }
+    // A submit of an entry the engine holds changes only these (a new one's are in its first record).
+    case 'submitted':
     case 'priority_changed':
       return held(input.entryId) ? [{ type: 'record_priority', entryId: input.entryId, priority: input.priority, noBatch: input.noBatch }] : [];
     case 'restart_requested': {
@@ -86,10 +110,13 @@ function recordsFor(state: EngineState, item: InboxItem): RunnerAction[] {
 export function loadState(snapshot: StoredSnapshot, decisions: StoredDecision[]): EngineState {
   const state = snapshot.state;
   for (const decision of decisions) {
-    for (const item of decision.items) {
+    const events = decision.items.flatMap((item) => {
       const event = engineEventOf(item.input);
-      if (event) decideInPlace(state, event, Math.max(item.at, 0));
-    }
+      return event ? [{ event, at: Math.max(item.at, 0) }] : [];
+    });
+    // Grouped as they were decided: together, or one by one.
+    if (decision.together) decideAllInPlace(state, events);
+    else for (const { event, at } of events) decideInPlace(state, event, at);
   }
   return state;
 }

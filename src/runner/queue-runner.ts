@@ -8,11 +8,11 @@ import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { Timers } from './timers.js';
 import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
-import type { RunnerAction, RunnerInput } from './runner-model.js';
+import type { InboxItem, RunnerAction, RunnerInput } from './runner-model.js';
 import { executeHostAction, isHostAction, type ActionContext } from './execute-actions.js';
 import { recordDecision } from './record-decision.js';
 import { hostSteps, supersededStatuses } from './host-steps.js';
-import { decideInputs, loadState, PoisonInput, positionsOf } from './decide-inputs.js';
+import { decideInputs, loadState, PoisonInput, positionsOf, SettleFailed } from './decide-inputs.js';
 import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
 import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
@@ -43,6 +43,13 @@ export interface QueueRunnerOptions {
   outbox?: WebhookOutbox;
   /** Counts decisions and actions for operators. */
   metrics?: ServiceMetrics;
+}
+
+/** An input handed to this replica's writer, and its request waiting for the decision (true: decided here). */
+interface Handed {
+  item: InboxItem;
+  resolve: (decidedHere: boolean) => void;
+  reject: (error: unknown) => void;
 }
 
 /** Inbox entries applied per decision. */
@@ -108,6 +115,12 @@ export class QueueRunner {
   private readonly now: () => number;
   private readonly workers = new Map<string, QueueWorker>();
   private readonly waiters = new Map<string, () => void>();
+  /** Inputs handed to this replica while it is the queue's writer: decided without passing through the inbox. */
+  private readonly handed = new Map<string, Handed[]>();
+  /** Queues whose inputs are decided one by one for a while: deciding them together failed, and one by one names the culprit. */
+  private readonly oneByOne = new Set<string>();
+  /** Queues whose inbox may hold inputs: this process put some there, or a poll or a load says so. */
+  private readonly inboxMayHold = new Set<string>();
   private readonly acting = new Map<string, Promise<void>>();
   /** The decision rounds running per queue, and the queues that asked for one more meanwhile. */
   private readonly rounds = new Map<string, Promise<void>>();
@@ -138,7 +151,9 @@ export class QueueRunner {
    * recorded it (its effects are then what this process last wrote).
    */
   async dispatch(queueId: string, input: RunnerInput): Promise<boolean> {
-    const id = await this.options.stores.engine.enqueue(queueId, { queueId, input, at: this.now() });
+    const worker = this.workers.get(queueId);
+    if (worker && this.leaseValid(worker)) return this.handOver(queueId, input);
+    const id = await this.enqueue(queueId, input, this.now());
     const decided = new Promise<void>((resolve) => this.waiters.set(id, resolve));
     let failure: unknown = null;
     await this.decide(queueId).catch((error: unknown) => (failure = error));
@@ -149,20 +164,48 @@ export class QueueRunner {
     return false;
   }
 
+  /**
+   * This replica is the queue's writer: the input goes straight to its next decision, whose log entry is
+   * its durable record (the request is answered only once that is stored and recorded). The inbox is for
+   * inputs another replica must decide: here it would cost a write and a delete per request. A round that
+   * cannot decide it (the lease lost, the decision refused) puts it in the inbox for the next writer.
+   */
+  private handOver(queueId: string, input: RunnerInput): Promise<boolean> {
+    const decided = new Promise<boolean>((resolve, reject) => {
+      const item: InboxItem = { id: `handed-${randomUUID()}`, queueId, input, at: this.now(), handed: true };
+      const waiting = this.handed.get(queueId);
+      if (waiting) waiting.push({ item, resolve, reject });
+      else this.handed.set(queueId, [{ item, resolve, reject }]);
+    });
+    // What becomes of the input is told by `decided` (decided, left to the inbox, or failed with the round).
+    this.decide(queueId).catch(() => undefined);
+    return decided;
+  }
+
+  /** Writes an input to the queue's inbox (another replica may be the writer); its id there. */
+  private enqueue(queueId: string, input: RunnerInput, at: number): Promise<string> {
+    this.inboxMayHold.add(queueId);
+    return this.options.stores.engine.enqueue(queueId, { queueId, input, at });
+  }
+
   /** Records an input and answers at once; the decision follows in the background. */
   async record(queueId: string, input: RunnerInput): Promise<void> {
-    await this.options.stores.engine.enqueue(queueId, { queueId, input, at: this.now() });
+    await this.enqueue(queueId, input, this.now());
     this.kick(queueId);
   }
 
-  /** Decides what waits for a queue, in the background. */
+  /** Decides what waits for a queue (its inbox included), in the background. */
   kick(queueId: string): void {
+    this.inboxMayHold.add(queueId);
     this.decide(queueId).catch((error: unknown) => this.options.log.warn({ err: error, queueId }, 'queue decision failed; retried on the next poll'));
   }
 
   /** Resumes every queue (actions not yet done, timers, runs in flight) and starts polling. */
   async start(): Promise<void> {
-    for (const queueId of await this.options.stores.engine.queueIds()) await this.decide(queueId);
+    for (const queueId of await this.options.stores.engine.queueIds()) {
+      this.inboxMayHold.add(queueId);
+      await this.decide(queueId);
+    }
     const pollMs = this.options.pollMs ?? 2_000;
     this.poller = setInterval(() => void this.poll(), pollMs);
     this.poller.unref();
@@ -211,6 +254,7 @@ export class QueueRunner {
   async settled(queueId: string, timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      this.inboxMayHold.add(queueId);
       await this.decide(queueId);
       await this.acting.get(queueId);
       const worker = this.workers.get(queueId);
@@ -337,20 +381,64 @@ export class QueueRunner {
 
   private decideRound(queueId: string): Promise<void> {
     return this.mutex.run(queueId, async () => {
+      // The inputs handed over until now are this round's (with what the inbox holds); later ones, the next round's.
+      const handed = this.handed.get(queueId) ?? [];
+      this.handed.delete(queueId);
+      const undecided = new Set(handed);
+      try {
+        await this.decideRoundWith(queueId, handed, undecided);
+      } catch (error) {
+        for (const { reject } of undecided) reject(error);
+        throw error;
+      }
+      // Not decided here (the lease lost, the decision refused, an input set aside): left to the inbox, decided
+      // by whoever is the writer next (this replica too, when it takes the lease again).
+      if (undecided.size > 0) await this.leaveToInbox(queueId, [...undecided]);
+    });
+  }
+
+  private async leaveToInbox(queueId: string, left: Handed[]): Promise<void> {
+    await Promise.all(
+      left.map(({ item, resolve, reject }) =>
+        this.enqueue(queueId, item.input, item.at).then(
+          () => resolve(false),
+          (error: unknown) => reject(error),
+        ),
+      ),
+    );
+    this.kick(queueId);
+  }
+
+  private async decideRoundWith(queueId: string, handed: Handed[], undecided: Set<Handed>): Promise<void> {
+    {
       if (this.stopped) return;
       const lease = await this.holdLease(queueId);
       if (!lease) return;
       const worker = this.workers.get(queueId) ?? (await this.load(queueId, lease));
       if (!worker) return;
       const { engine } = this.options.stores;
-      for (;;) {
-        const items = await engine.pending(queueId, BATCH);
+      let inbox: InboxItem[] = [];
+      for (let first = true; ; first = false) {
+        // Read only when something may be there: most inputs of a busy writer were handed over.
+        inbox = this.inboxMayHold.delete(queueId) ? await engine.pending(queueId, BATCH) : [];
+        if (inbox.length === BATCH) this.inboxMayHold.add(queueId);
+        const items = first ? [...inbox, ...handed.map((h) => h.item)] : inbox;
         if (items.length === 0) break;
         // What arrives from now on is decided in the next round, which its sender asked for.
         let decided;
+        const together = !this.oneByOne.has(queueId);
         try {
-          decided = decideInputs(worker.state, items);
+          decided = decideInputs(worker.state, items, together);
         } catch (error) {
+          if (error instanceof SettleFailed) {
+            // A bug that names no input: the state is reloaded and these inputs decided one by one (from the inbox),
+            // which sets the one to blame aside.
+            this.options.log.error({ err: error.cause, queueId }, 'the engine could not settle inputs decided together; deciding them one by one');
+            this.workers.delete(queueId);
+            this.oneByOne.add(queueId);
+            this.kick(queueId);
+            return;
+          }
           if (!(error instanceof PoisonInput)) {
             this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
             throw error;
@@ -358,7 +446,11 @@ export class QueueRunner {
           // A bug, not an outage: the state may be half-changed. Reload it and set the input aside.
           this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
           this.workers.delete(queueId);
-          await engine.acknowledge([error.item.id]);
+          if (error.item.handed) {
+            const poisoned = handed.find((h) => h.item === error.item) as Handed;
+            undecided.delete(poisoned);
+            poisoned.resolve(false);
+          } else await engine.acknowledge([error.item.id]);
           this.kick(queueId);
           return;
         }
@@ -375,7 +467,8 @@ export class QueueRunner {
         if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
         // The state was changed in place: if the decision is not stored, that change must not outlive it
         // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
-        const stored = await engine.append({ queueId, version, epoch: worker.epoch, items, actions: decided.actions }).catch((error: unknown) => {
+        const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
+        const stored = await engine.append(decision).catch((error: unknown) => {
           this.workers.delete(queueId);
           throw error;
         });
@@ -386,13 +479,14 @@ export class QueueRunner {
         }
         worker.version = version;
         // As the log holds it (JSON), for the host-action loop.
-        worker.unacted.push(JSON.parse(JSON.stringify({ queueId, version, epoch: worker.epoch, items, actions: decided.actions })) as StoredDecision);
+        worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
+        if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
         for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
         for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
         try {
           // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
           // (a reload acknowledges what the log holds, and records it again, if either fails).
-          await Promise.all([engine.acknowledge(items.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
+          await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
           // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
           // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
           if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
@@ -404,15 +498,18 @@ export class QueueRunner {
           this.workers.delete(queueId);
           throw error;
         }
-        for (const item of items) {
+        for (const item of inbox) {
           this.waiters.get(item.id)?.();
           this.waiters.delete(item.id);
         }
+        if (first) {
+          for (const done of handed) if (undecided.delete(done)) done.resolve(true);
+        }
         await this.maybeSnapshot(worker);
-        if (items.length < BATCH) break;
+        if (inbox.length < BATCH) break;
       }
       this.act(worker);
-    });
+    }
   }
 
   /** Rebuilds the queue's state from its snapshot and log, and finishes what a previous writer left. */
@@ -452,14 +549,14 @@ export class QueueRunner {
     if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
     // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
     // Inputs a decision applied leave the inbox right after it is stored; a writer that died in between left them there.
-    const applied = (loaded?.decisions ?? []).flatMap((decision) => decision.items.map((item) => item.id));
+    const applied = (loaded?.decisions ?? []).flatMap((decision) => decision.items.filter((item) => !item.handed).map((item) => item.id));
     if (applied.length > 0) await stores.engine.acknowledge(applied);
     const unrecorded = (loaded?.decisions ?? []).filter((decision) => decision.version > cursors.recordedThrough);
     if (unrecorded.length > 0) log.info({ queueId, decisions: unrecorded.length }, 'recording again the decisions since the last snapshot (repeats change nothing)');
     for (const decision of unrecorded) await recordDecision(this.context(worker), decision.version, decision.actions);
     if (worker.version > cursors.recordedThrough) await stores.engine.advanceCursor(queueId, 'recordedThrough', worker.version);
     // A tick re-arms timers (timeouts, batch waits) and asks for the branch head if unknown.
-    await stores.engine.enqueue(queueId, { queueId, input: { type: 'tick' }, at: this.now() });
+    await this.enqueue(queueId, { type: 'tick' }, this.now());
     // Kept only now: a load that failed part-way (a record above threw) must be done again by the next round,
     // or the decisions it did not record never would be (the engine TESTING, the entry PENDING for good).
     this.workers.set(queueId, worker);

@@ -38,6 +38,8 @@ export interface InboxItem {
   input: RunnerInput;
   /** When it happened; decide() is given this time. */
   at: number;
+  /** Handed to the writer directly, never in the inbox (its decision in the log is its only record). */
+  handed?: true;
 }
 
 /** Effects on the runner's own records that come with an intent rather than from the engine. */

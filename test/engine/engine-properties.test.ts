@@ -24,6 +24,22 @@ test('safety: only tested content merges, never twice, never after cancel, never
   );
 });
 
+test('safety and liveness hold when submits that arrive together are decided together (as the runner decides them)', () => {
+  let grouped = 0;
+  fc.assert(
+    fc.property(commands, (cmds) => {
+      const world = new World({ together: true });
+      for (const c of cmds) world.apply(c);
+      world.drain();
+      grouped += world.decisions.length < world.events.length ? 1 : 0;
+      for (const entry of world.state.entries) expect(entry.state).toBe('NOT_READY');
+    }),
+    { numRuns: Math.round(300 * scale) },
+  );
+  // The sequences did decide submits together (else this test would repeat the one above).
+  expect(grouped).toBeGreaterThan(0);
+});
+
 test('liveness: every submitted PR ends terminal, or waits in NOT_READY for a reason the API states', () => {
   fc.assert(
     fc.property(commands, (cmds) => {

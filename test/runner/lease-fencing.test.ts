@@ -127,10 +127,11 @@ test('a writer whose lease expires mid-decision neither persists nor acts; the n
   await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
   const versionsBefore = (await stores.engine.decisionsAfter(queue.id, 0, 100)).length;
 
+  // Through the inbox (as from another replica): A reads it, and stalls there.
   stall = true;
-  await a.dispatch(queue.id, submitted);
-  stall = false;
+  await a.record(queue.id, submitted);
   await settle();
+  stall = false;
   expect(hostA.started).toEqual([]);
   expect((await stores.engine.decisionsAfter(queue.id, 0, 100)).length).toBe(versionsBefore);
   expect((await stores.entries.findById(entryId))?.state).toBe('NOT_READY');
@@ -170,8 +171,9 @@ test('a writer that loses the compare-and-set (another appended its version) rec
   };
   const a = runner('A', hostA, clockA, racingEngine);
   await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
-  await a.dispatch(queue.id, submitted);
-  await settle();
+  // Handed to A, the writer: its decision is refused, so A leaves the submit to the inbox for B.
+  expect(await a.dispatch(queue.id, submitted)).toBe(false);
+  await b.settled(queue.id);
   expect(raced).toBe(true);
   expect(hostA.started).toEqual([]);
   expect(hostB.startedFor(queue.id)).toHaveLength(1);
@@ -202,7 +204,9 @@ test('a writer that dies between storing a decision and taking its inputs off th
   // Idle first: a host-action loop still running from that decision would pick the next one up from the log.
   await a.settled(queue.id);
   dying = true;
-  await expect(a.dispatch(queue.id, submitted)).rejects.toThrow('the process died here');
+  // Through the inbox (as from another replica): A decides it and dies before acknowledging it.
+  await a.record(queue.id, submitted);
+  await settle();
   await a.stop();
   // The decision is stored; its input is still in the inbox.
   expect((await stores.engine.pending(queue.id, 10)).map((item) => item.input.type)).toContain('submitted');

@@ -7,7 +7,7 @@ import { GroupedWrites } from './grouped-writes.js';
 import { engineModels } from './models/engine.js';
 
 type SnapshotDoc = { _id: string; queueId: string; version: number; stateJson: string };
-type DecisionDoc = { _id: string; queueId: string; version: number; epoch: number; itemsJson: string; actionsJson: string };
+type DecisionDoc = { _id: string; queueId: string; version: number; epoch: number; itemsJson: string; actionsJson: string; together?: boolean };
 /** One cursor (`version`), or both in the document keyed by the bare queue id, as stored before. */
 type CursorDoc = { _id: string; version?: number; recordedThrough?: number; actedThrough?: number };
 type LegacyStateDoc = { _id: string; stateJson: string; outboxJson: string; epoch: number };
@@ -25,6 +25,7 @@ function toDecision(doc: DecisionDoc): StoredDecision {
     epoch: doc.epoch,
     items: JSON.parse(doc.itemsJson) as InboxItem[],
     actions: JSON.parse(doc.actionsJson) as RunnerAction[],
+    ...(doc.together ? { together: true as const } : {}),
   };
 }
 
@@ -70,6 +71,7 @@ export function mongoEngineStore(connection: Connection): EngineStore {
           epoch: decision.epoch,
           itemsJson: JSON.stringify(decision.items),
           actionsJson: JSON.stringify(decision.actions),
+          ...(decision.together ? { together: true } : {}),
           createdAt: new Date(),
         });
         return true;

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { overlaps } from '../../../src/engine/content.js';
-import { decide } from '../../../src/engine/decide.js';
+import { decide, decideAllInPlace } from '../../../src/engine/decide.js';
 import { initialEngineState } from '../../../src/engine/initial-state.js';
 import type { EngineAction, EngineEvent, EngineRun, EngineState, PrFacts } from '../../../src/engine/model.js';
 import type { QueueConfig } from '../../../src/domain/queue-config.js';
@@ -108,10 +108,35 @@ export class World {
     return { headSha: `h${pr}v${this.heads.get(pr) ?? 0}`, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable', author: `a${pr % 3}` };
   }
 
+  /**
+   * `together`: consecutive submits are decided as one decision (as the runner decides what arrives
+   * together), each other event alone.
+   */
+  constructor(private readonly options: { together?: boolean } = {}) {}
+
+  /** Submits waiting to be decided together (`together` only). */
+  private arriving: Array<{ event: EngineEvent; at: number }> = [];
+
   send(event: EngineEvent): void {
+    if (this.options.together && event.type === 'submitted') {
+      this.arriving.push({ event, at: this.now });
+      return;
+    }
+    this.flush();
+    this.decideAndAct([{ event, at: this.now }]);
+  }
+
+  /** Decides the submits waiting together (a no-op unless `together`). */
+  flush(): void {
+    const arriving = this.arriving;
+    this.arriving = [];
+    if (arriving.length > 0) this.decideAndAct(arriving);
+  }
+
+  private decideAndAct(events: Array<{ event: EngineEvent; at: number }>): void {
     const frozen = deepFreeze(structuredClone(this.state));
-    const decision = decide(frozen, event, this.now);
-    this.events.push({ event, now: this.now });
+    const decision = events.length === 1 ? decide(frozen, (events[0] as { event: EngineEvent }).event, this.now) : decideAllInPlace(structuredClone(frozen), events);
+    for (const { event } of events) this.events.push({ event, now: this.now });
     this.decisions.push(decision.actions);
     this.state = decision.state;
     for (const action of decision.actions) this.execute(action, decision.state);
@@ -203,9 +228,11 @@ export class World {
   }
 
   apply(c: Command): void {
+    // Only submits arrive together; anything else sees what they decided.
+    if (c.kind !== 'submit') this.flush();
     switch (c.kind) {
       case 'submit': {
-        if (this.state.entries.some((e) => e.prNumber === c.pr)) return;
+        if (this.state.entries.some((e) => e.prNumber === c.pr) || this.arriving.some(({ event }) => event.type === 'submitted' && event.prNumber === c.pr)) return;
         const attempt = (this.attempts.get(c.pr) ?? 0) + 1;
         this.attempts.set(c.pr, attempt);
         const facts = this.facts(c.pr);
@@ -302,6 +329,7 @@ export class World {
 
   /** Lets everything finish by the truth (no flakes), with the queue running. */
   drain(): void {
+    this.flush();
     this.send({ type: 'config_changed', config: this.state.config, requestedState: 'RUNNING' });
     for (let i = 0; i < 500; i++) {
       if (this.mergeInFlight) this.apply({ kind: 'completeMerge', ok: true });

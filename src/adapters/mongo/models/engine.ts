@@ -28,6 +28,8 @@ const decisionSchema = new Schema(
     epoch: { type: Number, required: true },
     itemsJson: { type: String, required: true },
     actionsJson: { type: String, required: true },
+    /** Its items were decided together (see StoredDecision). */
+    together: { type: Boolean },
     createdAt: { type: Date, required: true },
   },
   { collection: 'queue_engine_decisions', versionKey: false },
