@@ -36,3 +36,27 @@ export async function startBareRoutes(uri: string): Promise<{ url: string; close
     },
   };
 }
+
+/** The bare routes as a child process (bare-server.js beside this file): its URL, pid, and how to stop it. */
+export async function startBareProcess(uri: string): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-server.js', import.meta.url)), uri], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      if (text.includes('\n')) resolve(text.split('\n')[0] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`the bare routes exited with ${code}`)));
+  });
+  return {
+    url,
+    pid: child.pid as number,
+    async close() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { cpuMeter } from './process-cpu.js';
 
 /** What one load run measured. */
 export interface LoadResult {
@@ -11,6 +12,8 @@ export interface LoadResult {
   p99Ms: number;
   /** Non-2xx answers plus errors and time-outs. */
   errors: number;
+  /** CPU ms per request of the processes named in `cpu` (the server, the database), from /proc; null where unreadable. */
+  cpuMsPerRequest?: Record<string, number | null>;
   /** What the errors were: answers by status code outside 2xx, connection errors, time-outs. */
   errorKinds?: { non2xx: Record<string, number>; connectionErrors: number; timeouts: number };
 }
@@ -27,8 +30,11 @@ export async function drive(options: {
   headers?: Record<string, string>;
   body: (i: number) => string;
   headersFor?: (i: number, body: string) => Record<string, string>;
+  /** Processes whose CPU time per request to measure over the run, by name. */
+  cpu?: Record<string, number | undefined>;
 }): Promise<LoadResult> {
   let i = 0;
+  const meter = options.cpu ? cpuMeter(options.cpu) : null;
   const result = await autocannon({
     url: options.url,
     method: 'POST',
@@ -47,6 +53,7 @@ export async function drive(options: {
     ],
   });
   const errors = result.non2xx + result.errors + result.timeouts;
+  const cpuMsPerRequest = meter?.perRequest(result.requests.total);
   return {
     name: options.name,
     connections: options.connections,
@@ -56,6 +63,7 @@ export async function drive(options: {
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors,
+    ...(cpuMsPerRequest ? { cpuMsPerRequest } : {}),
     ...(errors > 0
       ? {
           errorKinds: {

@@ -21,6 +21,8 @@ export type DatabaseSource = 'env' | 'ferretdb' | 'ferretdb-shared' | 'memory-se
 export interface ResolvedDatabase {
   uri: string;
   source: DatabaseSource;
+  /** The server's process id, when this process started it (benchmarks read its CPU time). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -109,7 +111,7 @@ export async function resolveDatabase(
       try {
         const server = await deps.startFerretDb({ binaryPath: binary.path, address, dataDir, log });
         log.info(`Started the local FerretDB server at ${server.uri} (data in ${dataDir})`);
-        return { uri: server.uri, source: 'ferretdb', stop: server.stop };
+        return { uri: server.uri, source: 'ferretdb', pid: server.pid, stop: server.stop };
       } catch (error) {
         // Lost a start race with another process: its server now holds the port.
         if (shareable && (await deps.pingMongo(sharedUri, 5_000))) return shared();

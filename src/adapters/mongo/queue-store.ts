@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { SharedReads } from '../../concurrency/shared-reads.js';
 import type { Connection, Types } from 'mongoose';
 import { DEFAULT_STALL_ALERT_MINUTES, type QueueConfig } from '../../domain/queue-config.js';
 import type { RequestedQueueState } from '../../domain/queue-state.js';
@@ -60,11 +61,11 @@ export function mongoQueueStore(connection: Connection): QueueStore {
    * aged out make one read, not 64). Any change of a queue starts a new generation: a read begun before it
    * is neither shared nor remembered after it.
    */
-  const reading = new Map<string, Promise<QueueRecord | null>>();
+  const reading = new SharedReads<string, QueueRecord | null>();
   let generation = 0;
   const changed = () => {
     generation++;
-    reading.clear();
+    reading.forget();
   };
 
   return {
@@ -88,11 +89,9 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       const known = recent.get(key);
       const recentEnough = options?.maxAgeMs !== undefined;
       if (known && recentEnough && Date.now() - known.readAt <= (options.maxAgeMs as number)) return known.record;
-      const shared = recentEnough ? reading.get(key) : undefined;
-      if (shared) return shared;
-      const readAt = Date.now();
-      const startedIn = generation;
-      const read = (async () => {
+      const read = async () => {
+        const readAt = Date.now();
+        const startedIn = generation;
         const doc = await Queues.findOne({ repoKey: repoKey(repo), targetBranch: String(targetBranch) }).lean<Doc>();
         const record = doc ? toRecord(doc) : null;
         if (generation === startedIn) {
@@ -100,13 +99,8 @@ export function mongoQueueStore(connection: Connection): QueueStore {
           else recent.delete(key);
         }
         return record;
-      })();
-      if (recentEnough) {
-        reading.set(key, read);
-        const done = () => reading.get(key) === read && reading.delete(key);
-        void read.then(done, done);
-      }
-      return read;
+      };
+      return recentEnough ? reading.read(key, read) : read();
     },
     async findById(id) {
       const _id = parseObjectId(id);
