@@ -389,6 +389,7 @@ export class QueueRunner {
         await this.decideRoundWith(queueId, handed, undecided);
       } catch (error) {
         for (const { reject } of undecided) reject(error);
+        this.inboxMayHold.add(queueId); // What the failed round read from it is still there.
         throw error;
       }
       // Not decided here (the lease lost, the decision refused, an input set aside): left to the inbox, decided
@@ -410,106 +411,104 @@ export class QueueRunner {
   }
 
   private async decideRoundWith(queueId: string, handed: Handed[], undecided: Set<Handed>): Promise<void> {
-    {
-      if (this.stopped) return;
-      const lease = await this.holdLease(queueId);
-      if (!lease) return;
-      const worker = this.workers.get(queueId) ?? (await this.load(queueId, lease));
-      if (!worker) return;
-      const { engine } = this.options.stores;
-      let inbox: InboxItem[] = [];
-      for (let first = true; ; first = false) {
-        // Read only when something may be there: most inputs of a busy writer were handed over.
-        inbox = this.inboxMayHold.delete(queueId) ? await engine.pending(queueId, BATCH) : [];
-        if (inbox.length === BATCH) this.inboxMayHold.add(queueId);
-        const items = first ? [...inbox, ...handed.map((h) => h.item)] : inbox;
-        if (items.length === 0) break;
-        // What arrives from now on is decided in the next round, which its sender asked for.
-        let decided;
-        const together = !this.oneByOne.has(queueId);
-        try {
-          decided = decideInputs(worker.state, items, together);
-        } catch (error) {
-          if (error instanceof SettleFailed) {
-            // A bug that names no input: the state is reloaded and these inputs decided one by one (from the inbox),
-            // which sets the one to blame aside.
-            this.options.log.error({ err: error.cause, queueId }, 'the engine could not settle inputs decided together; deciding them one by one');
-            this.workers.delete(queueId);
-            this.oneByOne.add(queueId);
-            this.kick(queueId);
-            return;
-          }
-          if (!(error instanceof PoisonInput)) {
-            this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
-            throw error;
-          }
-          // A bug, not an outage: the state may be half-changed. Reload it and set the input aside.
-          this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
+    if (this.stopped) return;
+    const lease = await this.holdLease(queueId);
+    if (!lease) return;
+    const worker = this.workers.get(queueId) ?? (await this.load(queueId, lease));
+    if (!worker) return;
+    const { engine } = this.options.stores;
+    let inbox: InboxItem[] = [];
+    for (let first = true; ; first = false) {
+      // Read only when something may be there: most inputs of a busy writer were handed over.
+      inbox = this.inboxMayHold.delete(queueId) ? await engine.pending(queueId, BATCH) : [];
+      if (inbox.length === BATCH) this.inboxMayHold.add(queueId);
+      const items = first ? [...inbox, ...handed.map((h) => h.item)] : inbox;
+      if (items.length === 0) break;
+      // What arrives from now on is decided in the next round, which its sender asked for.
+      let decided;
+      const together = !this.oneByOne.has(queueId);
+      try {
+        decided = decideInputs(worker.state, items, together);
+      } catch (error) {
+        if (error instanceof SettleFailed) {
+          // A bug that names no input: the state is reloaded and these inputs decided one by one (from the inbox),
+          // which sets the one to blame aside.
+          this.options.log.error({ err: error.cause, queueId }, 'the engine could not settle inputs decided together; deciding them one by one');
           this.workers.delete(queueId);
-          if (error.item.handed) {
-            const poisoned = handed.find((h) => h.item === error.item) as Handed;
-            undecided.delete(poisoned);
-            poisoned.resolve(false);
-          } else await engine.acknowledge([error.item.id]);
+          this.oneByOne.add(queueId);
           this.kick(queueId);
           return;
         }
-        worker.state = decided.state;
-        // Persist, then act, and only while the lease holds: a writer that lost it does neither.
-        if (!this.leaseValid(worker)) {
-          this.workers.delete(queueId);
-          return;
-        }
-        const version = worker.version + 1;
-        // Before the decision is in the log: the host-action loop reads new decisions from there and
-        // carries them out with worker.queue, which must already say what the operator changed
-        // (a landing predicted with the old mergeMethod blocked the queue again).
-        if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
-        // The state was changed in place: if the decision is not stored, that change must not outlive it
-        // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
-        const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
-        const stored = await engine.append(decision).catch((error: unknown) => {
-          this.workers.delete(queueId);
-          throw error;
-        });
-        if (!stored) {
-          this.options.log.warn({ queueId, version, epoch: worker.epoch }, 'another writer decided this version first; reloading');
-          this.workers.delete(queueId);
-          return;
-        }
-        worker.version = version;
-        // As the log holds it (JSON), for the host-action loop.
-        worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
-        if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
-        for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
-        for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
-        try {
-          // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
-          // (a reload acknowledges what the log holds, and records it again, if either fails).
-          await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
-          // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
-          // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
-          if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
-          // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
-          await engine.advanceCursor(queueId, 'recordedThrough', version);
-          await this.syncQueueRecord(worker);
-        } catch (error) {
-          // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
-          this.workers.delete(queueId);
+        if (!(error instanceof PoisonInput)) {
+          this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
           throw error;
         }
-        for (const item of inbox) {
-          this.waiters.get(item.id)?.();
-          this.waiters.delete(item.id);
-        }
-        if (first) {
-          for (const done of handed) if (undecided.delete(done)) done.resolve(true);
-        }
-        await this.maybeSnapshot(worker);
-        if (inbox.length < BATCH) break;
+        // A bug, not an outage: the state may be half-changed. Reload it and set the input aside.
+        this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
+        this.workers.delete(queueId);
+        if (error.item.handed) {
+          const poisoned = handed.find((h) => h.item === error.item) as Handed;
+          undecided.delete(poisoned);
+          poisoned.resolve(false);
+        } else await engine.acknowledge([error.item.id]);
+        this.kick(queueId);
+        return;
       }
-      this.act(worker);
+      worker.state = decided.state;
+      // Persist, then act, and only while the lease holds: a writer that lost it does neither.
+      if (!this.leaseValid(worker)) {
+        this.workers.delete(queueId);
+        return;
+      }
+      const version = worker.version + 1;
+      // Before the decision is in the log: the host-action loop reads new decisions from there and
+      // carries them out with worker.queue, which must already say what the operator changed
+      // (a landing predicted with the old mergeMethod blocked the queue again).
+      if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
+      // The state was changed in place: if the decision is not stored, that change must not outlive it
+      // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
+      const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
+      const stored = await engine.append(decision).catch((error: unknown) => {
+        this.workers.delete(queueId);
+        throw error;
+      });
+      if (!stored) {
+        this.options.log.warn({ queueId, version, epoch: worker.epoch }, 'another writer decided this version first; reloading');
+        this.workers.delete(queueId);
+        return;
+      }
+      worker.version = version;
+      // As the log holds it (JSON), for the host-action loop.
+      worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
+      if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
+      for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
+      for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
+      try {
+        // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
+        // (a reload acknowledges what the log holds, and records it again, if either fails).
+        await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
+        // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
+        // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
+        if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
+        // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
+        await engine.advanceCursor(queueId, 'recordedThrough', version);
+        await this.syncQueueRecord(worker);
+      } catch (error) {
+        // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
+        this.workers.delete(queueId);
+        throw error;
+      }
+      for (const item of inbox) {
+        this.waiters.get(item.id)?.();
+        this.waiters.delete(item.id);
+      }
+      if (first) {
+        for (const done of handed) if (undecided.delete(done)) done.resolve(true);
+      }
+      await this.maybeSnapshot(worker);
+      if (inbox.length < BATCH) break;
     }
+    this.act(worker);
   }
 
   /** Rebuilds the queue's state from its snapshot and log, and finishes what a previous writer left. */
