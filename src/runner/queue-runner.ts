@@ -85,6 +85,8 @@ interface QueueWorker {
   forecast?: { version: number; historyReadAt: number; byEntry: MergeForecast };
   /** The queue's recent CI durations and failure share, for the forecast. */
   ciHistory?: { readAt: number; history: CiHistory; samples: number };
+  /** Counts the times a recorded run made the CI history stale: a read begun before one is not kept after it. */
+  ciHistoryStaled: number;
 }
 
 /** A queue's forecast merge times (epoch ms by entry id) and the CI history they rest on. */
@@ -281,11 +283,17 @@ export class QueueRunner {
 
   private async forecastOf(worker: QueueWorker): Promise<QueueForecast> {
     const now = this.now();
-    if (!worker.ciHistory || now - worker.ciHistory.readAt > CI_HISTORY_TTL_MS) worker.ciHistory = { readAt: now, ...(await this.ciHistory(worker.queueId)) };
-    if (worker.forecast?.version !== worker.version || worker.forecast.historyReadAt !== worker.ciHistory.readAt) {
-      worker.forecast = { version: worker.version, historyReadAt: worker.ciHistory.readAt, byEntry: forecastMerges(worker.state, worker.ciHistory.history, now) };
+    let ciHistory = worker.ciHistory;
+    if (!ciHistory || now - ciHistory.readAt > CI_HISTORY_TTL_MS) {
+      const staled = worker.ciHistoryStaled;
+      ciHistory = { readAt: now, ...(await this.ciHistory(worker.queueId)) };
+      // A run recorded while this read was under way may be missing from it: used for this answer, not kept.
+      if (worker.ciHistoryStaled === staled) worker.ciHistory = ciHistory;
     }
-    return { byEntry: worker.forecast.byEntry, history: worker.ciHistory.history, samples: worker.ciHistory.samples };
+    if (worker.forecast?.version !== worker.version || worker.forecast.historyReadAt !== ciHistory.readAt) {
+      worker.forecast = { version: worker.version, historyReadAt: ciHistory.readAt, byEntry: forecastMerges(worker.state, ciHistory.history, now) };
+    }
+    return { byEntry: worker.forecast.byEntry, history: ciHistory.history, samples: ciHistory.samples };
   }
 
   /** The queue's CI over the last day: median run duration and failure share (and how many runs said so). */
@@ -489,7 +497,10 @@ export class QueueRunner {
         await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
         // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
         // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
-        if (items.some((item) => item.input.type === 'test_run_reported')) worker.ciHistory = undefined;
+        if (items.some((item) => item.input.type === 'test_run_reported')) {
+          worker.ciHistory = undefined;
+          worker.ciHistoryStaled++;
+        }
         // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
         await engine.advanceCursor(queueId, 'recordedThrough', version);
         await this.syncQueueRecord(worker);
@@ -536,6 +547,7 @@ export class QueueRunner {
       resumeRuns: [],
       outage: null,
       places: null,
+      ciHistoryStaled: 0,
     };
     // Decisions not acted on yet; those before the snapshot (its compaction keeps them) only from the log.
     worker.unacted =
