@@ -25,7 +25,7 @@ export interface Tuning {
   /** Smallest batch worth starting before the wait is up. */
   batchingMinSize: number;
   batchingMaxWaitMinutes: number;
-  /** Parts a failed batch is split into, and bisection runs at once. */
+  /** Parts a failed batch is split into (fixed tuning; adaptive packs them by risk), and bisection runs at once. */
   bisectionConcurrency: number;
   pendingFailureDepth: number;
   canOptimisticallyMerge: boolean;
@@ -77,7 +77,8 @@ export function tuningOf(state: EngineState): Tuning {
   // Adaptive: batches take the PRs waiting when a run can start, up to a chance of passing set by
   // the observed break rate, and never wait for more (waiting for a second PR, up to 30 minutes at
   // a 10 % break rate, gained nothing measurable on bench:queue's seeds 6-8 and delays a quiet
-  // queue); a failed batch is split as many ways as runs may be in flight; a failure counts at once.
+  // queue); a failed batch is split by its PRs' risks (failures.ts packParts), as many parts testing at a
+  // time as runs may be in flight; a failure counts at once.
   const size = adaptiveBatchSize(config.concurrency, breakRate, 1);
   return {
     breakRate,

@@ -7,6 +7,7 @@
 import { authorOutcome, authorRisk, recordAuthorOutcome } from '../../src/engine/author-risk.js';
 import { decide } from '../../src/engine/decide.js';
 import { initialEngineState } from '../../src/engine/initial-state.js';
+import { PROVEN_RISK } from '../../src/engine/risk.js';
 import type { EngineEvent, EngineRun, EngineState } from '../../src/engine/model.js';
 import { facts, MINUTE, queueDriver } from './support/queue-driver.js';
 
@@ -173,10 +174,11 @@ test('a derived risk likely to break is bet against once per attempt: after its 
   expect([prs(behind.ahead), prs(behind.unit)]).toEqual([[], [11]]);
   at += 30 * MINUTE;
   q.send({ type: 'run_finished', runId: (started(q).find((r) => prs(r.unit).includes(10)) as EngineRun).id, passed: true }, at);
-  expect(entry(q, 10)?.risk).toBeUndefined();
-  // New facts of the same attempt (a mergeability recheck) do not bring the risk back.
+  // Its pass made it a safe PR, whatever its author's record says.
+  expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
+  // New facts of the same attempt (a mergeability recheck) do not bring the author's risk back.
   q.send({ type: 'pr_facts_changed', prNumber: 10, facts: facts('h10', 'reckless'), merged: false }, at + MINUTE);
-  expect(entry(q, 10)?.risk).toBeUndefined();
+  expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
   const retest = started(q).at(-1) as EngineRun;
   expect([prs(retest.ahead), prs(retest.unit)]).toEqual([[11], [10]]);
 });

@@ -5,6 +5,7 @@
  * without it.
  */
 import type { EngineRun } from '../../src/engine/model.js';
+import { PROVEN_RISK } from '../../src/engine/risk.js';
 import { facts, MINUTE, queueDriver } from './support/queue-driver.js';
 
 type Driver = ReturnType<typeof queueDriver>;
@@ -72,8 +73,8 @@ test('a risky PR that passes goes behind the runs built without it and is tested
   q.send({ type: 'merge_finished', runId: 'r3', ok: true, newBaseSha: 'base2' }, 33 * MINUTE);
   q.send({ type: 'run_finished', runId: 'r4', passed: true }, 60 * MINUTE);
   expect(q.log).toContainEqual(expect.objectContaining({ type: 'merge', runId: 'r4', entryIds: ['e1'] }));
-  // Its pass answered the prediction: it is not deferred a second time.
-  expect(q.state.entries.find((e) => e.id === 'e1')?.risk).toBeUndefined();
+  // Its pass answered the prediction: it is not deferred a second time, and counts as a safe PR now.
+  expect(q.state.entries.find((e) => e.id === 'e1')?.risk).toBe(PROVEN_RISK);
 });
 
 test('in a parallel queue a lane run built without a risky PR does not land before that PR is decided', () => {
