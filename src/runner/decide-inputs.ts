@@ -2,7 +2,7 @@ import { decideAllInPlace, decideInPlace, EventNotApplied, type TimedEvent } fro
 import type { EngineState } from '../engine/model.js';
 import { queueOrder } from '../engine/order.js';
 import type { StoredDecision, StoredSnapshot } from '../ports/engine-store.js';
-import { engineEventOf, type InboxItem, type RunnerAction } from './runner-model.js';
+import { engineEventOf, type InboxItem, type RunnerAction, type RunnerInput } from './runner-model.js';
 
 /** One decision: the inputs applied in order, and everything they call for. */
 export interface DecidedInputs {
@@ -39,9 +39,11 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   let configChanged = false;
   let readBase = false;
   const events: Array<TimedEvent & { item: InboxItem }> = [];
+  const round = new RoundEntries();
   for (const item of items) {
     try {
-      actions.push(...recordsFor(state, item));
+      actions.push(...recordsFor(state, item, round));
+      if (together) round.note(item.input);
       const event = engineEventOf(item.input);
       if (event) {
         if (together) events.push({ event, at: Math.max(item.at, 0), item });
@@ -76,10 +78,29 @@ export class SettleFailed extends Error {
   }
 }
 
+/** Entries the inputs of a round decided together add or end before they are applied (one by one, the state shows them). */
+class RoundEntries {
+  readonly arriving = new Set<string>();
+  readonly leaving = new Set<string>();
+
+  note(input: RunnerInput): void {
+    const submitted = input.type === 'submitted' ? input : input.type === 'resubmitted' ? input.submitted : null;
+    if (submitted) {
+      this.arriving.add(submitted.entryId);
+      this.leaving.delete(submitted.entryId);
+    }
+    if (input.type === 'cancel_requested' || input.type === 'cancelled') {
+      this.leaving.add(input.entryId);
+      this.arriving.delete(input.entryId);
+    }
+  }
+}
+
 /** What the runner itself records for an input, before the engine's actions. */
-function recordsFor(state: EngineState, item: InboxItem): RunnerAction[] {
+function recordsFor(state: EngineState, item: InboxItem, round: RoundEntries): RunnerAction[] {
   const { input, at } = item;
-  const held = (entryId: string) => state.entries.find((e) => e.id === entryId);
+  // Held once the inputs before this one are applied: decided together, the state does not show them yet.
+  const held = (entryId: string) => !round.leaving.has(entryId) && (round.arriving.has(entryId) || state.entries.some((e) => e.id === entryId));
   switch (input.type) {
     case 'resubmitted': {
       const { entryId, priority, noBatch } = input.submitted;

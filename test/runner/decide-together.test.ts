@@ -59,3 +59,19 @@ test('a failure while the queue settles names no input together; one by one name
   expect(() => decideInputs(unsettled(), [tick], true)).toThrow(SettleFailed);
   expect(() => decideInputs(unsettled(), [tick], false)).toThrow(PoisonInput);
 });
+
+test('what an input records sees the entries added or ended by the inputs before it in the round, as one by one would', () => {
+  const priority: InboxItem = { id: 'p', queueId: 'q', at: 2, input: { type: 'priority_changed', entryId: 'e1', priority: 0, noBatch: false } };
+  const cancel: InboxItem = { id: 'c', queueId: 'q', at: 3, input: { type: 'cancel_requested', entryId: 'e2', prNumber: 2 } };
+  const records = (together: boolean) => {
+    const state = initialEngineState('main', { concurrency: 1 }, 'base0');
+    const { actions } = decideInputs(state, [submit(1, 1), priority, submit(2, 2), cancel], together);
+    return {
+      priorities: actions.filter((a) => a.type === 'record_priority').map((a) => (a.type === 'record_priority' ? [a.entryId, a.priority] : [])),
+      cancelled: actions.filter((a) => a.type === 'publish_status' && a.state === 'CANCELLED').map((a) => (a.type === 'publish_status' ? a.entryId : '')),
+    };
+  };
+  // The priority of a PR submitted earlier in the round is recorded; its cancel is published once, by the engine.
+  expect(records(true)).toEqual({ priorities: [['e1', 0]], cancelled: ['e2'] });
+  expect(records(true)).toEqual(records(false));
+});
