@@ -163,7 +163,12 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           const existing = await stores.entries.find(queue.id, ref.prNumber);
           if (!existing) continue; // Deleted between the two: try again.
           if (existing.state === 'MERGED') return invalid(`Pull request #${ref.prNumber} is already merged.`);
-          if (facts.value) await stores.entries.setFacts(existing.id, facts.value);
+          // What was just read of the PR is recorded by the runner, the entry's one writer (a write here raced its
+          // record step), in a decision before the submit's.
+          if (facts.value) {
+            const event = { type: 'pr_facts_changed' as const, prNumber: existing.prNumber, facts: engineFacts(facts.value), merged: facts.value.merged };
+            await runner.dispatch(queue.id, { type: 'pr_facts_read', entryId: existing.id, facts: facts.value, event });
+          }
           const known = facts.value ?? existing.facts;
           if (isTerminal(existing.state)) {
             // A new attempt of the same entry: back to the end of its priority class.
