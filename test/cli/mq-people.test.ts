@@ -171,15 +171,16 @@ describe('mq against the queue', () => {
     expect(lines[0]).toMatch(/^sandbox\/people\/app main: RUNNING \(single, concurrency 1, adaptive batches, 1 run in flight/);
     expect(lines[1]).toMatch(/^POS\s+PR\s+STATE\s+PRIORITY\s+MERGES \(FORECAST\)\s+TITLE$/);
     // The PR under test first, then the line; each with a forecast merge time.
-    expect(lines[2]).toMatch(/^\s*1\s+#1\s+TESTING\s+medium\s+\d\d:\d\d \(in \d+ min\)\s+Change 1$/);
-    expect(lines[3]).toMatch(/^\s*2\s+#2\s+PENDING\s+high, no batch\s+\d\d:\d\d \(in \d+ min\)\s+Change 2$/);
+    // A forecast on another day (near midnight) shows its date too.
+    expect(lines[2]).toMatch(/^\s*1\s+#1\s+TESTING\s+medium\s+(\d{4}-\d\d-\d\d )?\d\d:\d\d \(in \d+ min\)\s+Change 1$/);
+    expect(lines[3]).toMatch(/^\s*2\s+#2\s+PENDING\s+high, no batch\s+(\d{4}-\d\d-\d\d )?\d\d:\d\d \(in \d+ min\)\s+Change 2$/);
     const board = JSON.parse(expectOk(queueJson).join('\n')) as { queue: { enqueuedPullRequests: { prNumber: number; estimatedMergeAt?: string }[] } };
     expect(board.queue.enqueuedPullRequests.map((p) => p.prNumber).sort()).toEqual([1, 2]);
     expect(board.queue.enqueuedPullRequests.every((p) => typeof p.estimatedMergeAt === 'string')).toBe(true);
 
     const shown = expectOk(pr);
     expect(shown[0]).toBe('#1 Change 1');
-    expect(shown).toEqual(expect.arrayContaining([expect.stringMatching(/^State:\s+TESTING since/), expect.stringMatching(/^Merges:\s+forecast \d\d:\d\d/), expect.stringMatching(/^TIME\s+STATE\s+REASON\s+DETAIL$/)]));
+    expect(shown).toEqual(expect.arrayContaining([expect.stringMatching(/^State:\s+TESTING since/), expect.stringMatching(/^Merges:\s+forecast (\d{4}-\d\d-\d\d )?\d\d:\d\d/), expect.stringMatching(/^TIME\s+STATE\s+REASON\s+DETAIL$/)]));
     expect(shown.some((l) => /^\d\d:\d\d:\d\d\s+NOT_READY\s+submitted/.test(l))).toBe(true);
     const view = JSON.parse(expectOk(prJson).join('\n')) as { state: string; timeline: unknown[] };
     expect(view.state).toBe('TESTING');
