@@ -121,6 +121,9 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const runner = options.runner ?? new QueueRunner({ stores: options.stores, hosts: options.gitHosts, log, now: () => now().getTime() });
   app.decorate('queueRunner', runner);
   app.addHook('onClose', async () => runner.stop());
+  const enqueuedCache = new EnqueuedEntriesCache();
+  // Views of a queue this replica writes follow its decisions instead of reading every entry after each.
+  runner.onRecorded((change) => void enqueuedCache.recorded(options.stores, change));
   const deps: ApiDeps = {
     stores: options.stores,
     tokens: tokenService(options.stores.tokens, now),
@@ -128,7 +131,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     pullRequests: pullRequestService(options.stores, options.gitHosts, runner, log, now),
     runner,
     now,
-    enqueuedCache: new EnqueuedEntriesCache(),
+    enqueuedCache,
   };
 
   await app.register(fastifySwagger, {

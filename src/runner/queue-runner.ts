@@ -8,9 +8,9 @@ import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { Timers } from './timers.js';
 import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
-import type { InboxItem, RunnerAction, RunnerInput } from './runner-model.js';
+import type { InboxItem, RecordedChange, RunnerAction, RunnerInput } from './runner-model.js';
 import { executeHostAction, isHostAction, type ActionContext } from './execute-actions.js';
-import { recordDecision } from './record-decision.js';
+import { entriesRecorded, recordDecision } from './record-decision.js';
 import { hostSteps, supersededStatuses } from './host-steps.js';
 import { decideInputs, loadState, PoisonInput, positionsOf, SettleFailed } from './decide-inputs.js';
 import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
@@ -121,6 +121,8 @@ export class QueueRunner {
   private readonly handed = new Map<string, Handed[]>();
   /** Queues whose inputs are decided one by one for a while: deciding them together failed, and one by one names the culprit. */
   private readonly oneByOne = new Set<string>();
+  /** Queues whose stored state fails even a tick (a bug): their inputs wait instead of being set aside. */
+  private readonly undecidable = new Set<string>();
   /** Queues whose inbox may hold inputs: this process put some there, or a poll or a load says so. */
   private readonly inboxMayHold = new Set<string>();
   private readonly acting = new Map<string, Promise<void>>();
@@ -133,6 +135,8 @@ export class QueueRunner {
   private readonly sleeping = new Map<string, { timer: NodeJS.Timeout; wake: () => void }>();
   /** The host action each queue's loop is carrying out now, and since when. */
   private readonly carrying = new Map<string, { action: string; since: number }>();
+  /** Told of each decision recorded here, with the entries it wrote (views follow the queue without reading it whole). */
+  private readonly recordedListeners = new Set<(change: RecordedChange) => void>();
   private poller: NodeJS.Timeout | null = null;
   private polls = 0;
   private stopped = false;
@@ -188,6 +192,11 @@ export class QueueRunner {
   private enqueue(queueId: string, input: RunnerInput, at: number): Promise<string> {
     this.inboxMayHold.add(queueId);
     return this.options.stores.engine.enqueue(queueId, { queueId, input, at });
+  }
+
+  /** Calls `listener` after each decision this replica records (the cursor moved, before the requests it decided are answered). */
+  onRecorded(listener: (change: RecordedChange) => void): void {
+    this.recordedListeners.add(listener);
   }
 
   /** Records an input and answers at once; the decision follows in the background. */
@@ -259,9 +268,16 @@ export class QueueRunner {
       this.inboxMayHold.add(queueId);
       await this.decide(queueId);
       await this.acting.get(queueId);
+      const inboxEmpty = (await this.options.stores.engine.pending(queueId, 1)).length === 0;
+      // Looked at after the inbox read: a round that began meanwhile (an input the host-action loop reported just
+      // before it ended) may have taken its input from the inbox, and still be recording what it decided.
       const worker = this.workers.get(queueId);
-      const idle = !this.acting.has(queueId) && (!worker || (worker.actedThrough >= worker.version && worker.resumeRuns.length === 0));
-      if (idle && (await this.options.stores.engine.pending(queueId, 1)).length === 0) return;
+      const idle =
+        !this.rounds.has(queueId) &&
+        !this.handed.has(queueId) &&
+        !this.acting.has(queueId) &&
+        (!worker || (worker.actedThrough >= worker.version && worker.resumeRuns.length === 0));
+      if (idle && inboxEmpty) return;
       if (Date.now() > deadline) throw new Error(`queue ${queueId} did not settle in ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -451,9 +467,23 @@ export class QueueRunner {
           this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
           throw error;
         }
-        // A bug, not an outage: the state may be half-changed. Reload it and set the input aside.
+        this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
+        if (await this.stateUndecidable(queueId)) {
+          // The stored state is what cannot be decided, not this input: setting inputs aside would drop them all in
+          // turn, and deciding again at once would loop (load, tick, fail) as fast as the database answers. The
+          // inputs wait (those handed over go to the inbox) and each poll tries again; a fixed state resumes.
+          if (!this.undecidable.has(queueId)) {
+            this.options.log.error({ err: error.cause, queueId }, "the queue's stored state cannot be decided: its inputs wait, tried again on each poll");
+            // The API says why nothing moves (queue_stalled); the first decision after a fix writes the engine's own note over it.
+            const message = "The queue's stored state cannot be decided (a bug in the service, logged as an error): every PR keeps its place and waits, and the queue retries on its own.";
+            await this.options.stores.queues.update(queueId, { stalled: { since: new Date(this.now()), message }, updatedAt: new Date(this.now()) });
+          }
+          this.undecidable.add(queueId);
+          this.failedRounds.add(queueId);
+          return;
+        }
+        // A bug in this input, not an outage: set it aside.
         this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
-        this.workers.delete(queueId);
         if (error.item.handed) {
           const poisoned = handed.find((h) => h.item === error.item) as Handed;
           undecided.delete(poisoned);
@@ -489,6 +519,7 @@ export class QueueRunner {
       // As the log holds it (JSON), for the host-action loop.
       worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
       if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
+      this.undecidable.delete(queueId);
       for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
       for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
       try {
@@ -503,6 +534,7 @@ export class QueueRunner {
         }
         // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
         await engine.advanceCursor(queueId, 'recordedThrough', version);
+        for (const listener of this.recordedListeners) listener({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions) });
         await this.syncQueueRecord(worker);
       } catch (error) {
         // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
@@ -520,6 +552,17 @@ export class QueueRunner {
       if (inbox.length < BATCH) break;
     }
     this.act(worker);
+  }
+
+  /** Whether the queue's stored state fails even a tick: then the state, not the input that failed, is to blame. */
+  private async stateUndecidable(queueId: string): Promise<boolean> {
+    try {
+      const loaded = await this.options.stores.engine.load(queueId);
+      if (loaded) decideInputs(loadState(loaded.snapshot, loaded.decisions), [{ id: 'probe', queueId, input: { type: 'tick' }, at: this.now() }]);
+      return false;
+    } catch {
+      return true; // Unreadable counts too: no input is set aside on a guess.
+    }
   }
 
   /** Rebuilds the queue's state from its snapshot and log, and finishes what a previous writer left. */
@@ -566,8 +609,9 @@ export class QueueRunner {
     if (unrecorded.length > 0) log.info({ queueId, decisions: unrecorded.length }, 'recording again the decisions since the last snapshot (repeats change nothing)');
     for (const decision of unrecorded) await recordDecision(this.context(worker), decision.version, decision.actions);
     if (worker.version > cursors.recordedThrough) await stores.engine.advanceCursor(queueId, 'recordedThrough', worker.version);
-    // A tick re-arms timers (timeouts, batch waits) and asks for the branch head if unknown.
-    await this.enqueue(queueId, { type: 'tick' }, this.now());
+    // A tick re-arms timers (timeouts, batch waits) and asks for the branch head if unknown (not for a state known
+    // undecidable: one more tick per poll would pile up in its inbox).
+    if (!this.undecidable.has(queueId)) await this.enqueue(queueId, { type: 'tick' }, this.now());
     // Kept only now: a load that failed part-way (a record above threw) must be done again by the next round,
     // or the decisions it did not record never would be (the engine TESTING, the entry PENDING for good).
     this.workers.set(queueId, worker);

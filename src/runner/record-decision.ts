@@ -1,5 +1,5 @@
 import type { TimelineEvent } from '../domain/records.js';
-import type { RunnerAction } from './runner-model.js';
+import type { InboxItem, RunnerAction } from './runner-model.js';
 import { recordRunCancelled, recordRunStart, type ActionContext } from './execute-actions.js';
 import { outgoingEvents } from './webhook-events.js';
 
@@ -83,4 +83,30 @@ export async function recordDecision(ctx: ActionContext, version: number, action
     }
   }
   await writeTransitions();
+}
+
+/**
+ * The entries a decision's record wrote, or whose first write (the insert by the request that submitted them)
+ * it follows: every entry write of the runner comes from an action naming its entry.
+ */
+export function entriesRecorded(items: readonly InboxItem[], actions: readonly RunnerAction[]): string[] {
+  const ids = new Set<string>();
+  for (const { input } of items) {
+    if (input.type === 'submitted') ids.add(input.entryId);
+    if (input.type === 'resubmitted') ids.add(input.submitted.entryId);
+  }
+  for (const action of actions) {
+    switch (action.type) {
+      case 'publish_status':
+      case 'record_resubmission':
+      case 'record_priority':
+      case 'record_timeline':
+      case 'record_facts':
+        ids.add(action.entryId);
+        break;
+      default:
+        break;
+    }
+  }
+  return [...ids];
 }

@@ -42,6 +42,14 @@ export interface InboxItem {
   handed?: true;
 }
 
+/** A decision this replica's runner recorded: the queue's `recordedThrough` cursor moved `from` → `to`, and the entries it wrote. */
+export interface RecordedChange {
+  queueId: string;
+  from: number;
+  to: number;
+  entryIds: string[];
+}
+
 /** Effects on the runner's own records that come with an intent rather than from the engine. */
 export type RecordAction =
   | { type: 'record_resubmission'; entryId: string; attempt: number; priority: number; noBatch: boolean; at: number }

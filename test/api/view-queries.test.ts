@@ -110,3 +110,47 @@ test('a PR status read, repeated, costs a read of its entry and its targets: the
   // The targets: one read of the head's pointer by _id, no query of the set headers.
   expect(counts).toEqual({ api_tokens: 1, queue_entry_keys: 0, queue_entries: 1, impacted_target_sets: 0, impacted_target_heads: 1 });
 });
+
+test('getQueue follows the decisions this replica records: after submits, a priority change, a cancel and a re-submit it reads no queue of entries and shows what the database holds', async () => {
+  const other = { host: 'sandbox', owner: 'demo', name: 'follows' };
+  const call = async (path: string, body: object) => {
+    const res = await h.post(path, { repo: other, targetBranch: 'main', ...body }, token);
+    expect(res.statusCode).toBe(200);
+    return res.json();
+  };
+  const { id: queueId } = await call('/v1/createQueue', {});
+  await call('/v1/updateQueue', { state: 'PAUSED' });
+  for (const n of [1, 2, 3, 4, 5]) await call('/v1/submitPullRequest', { pr: { number: n } });
+  await h.app.queueRunner.settled(queueId);
+  await call('/v1/getQueue', {}); // Read whole once: the cache follows from here.
+  /** A view, the queries by queue it made on the entries (a find; reads by id are findOne), and what the database holds. */
+  const view = async () => {
+    const queries: string[] = [];
+    mongoose.set('debug', (collection: string, method: string) => {
+      if (collection === 'queue_entries' && method === 'find') queries.push(method);
+    });
+    const shown = await call('/v1/getQueue', {});
+    mongoose.set('debug', (collection: string) => {
+      counting?.set(collection, (counting.get(collection) ?? 0) + 1);
+    });
+    const stored = await h.stores.entries.listEnqueued(queueId);
+    return {
+      queries: queries.length,
+      shown: shown.enqueuedPullRequests.map((pr: { prNumber: number; state: string; priorityValue: number }) => `${pr.prNumber}:${pr.state}:${pr.priorityValue}`),
+      stored: stored.map((e) => `${e.prNumber}:${e.state}:${e.priority}`),
+    };
+  };
+  const steps: Array<() => Promise<unknown>> = [
+    () => call('/v1/submitPullRequest', { pr: { number: 6 } }),
+    () => call('/v1/submitPullRequest', { pr: { number: 4 }, priority: 'high' }),
+    () => call('/v1/cancelPullRequest', { pr: { number: 2 } }),
+    () => call('/v1/submitPullRequest', { pr: { number: 2 } }),
+  ];
+  for (const step of steps) {
+    await step();
+    await h.app.queueRunner.settled(queueId);
+    const { queries, shown, stored } = await view();
+    expect(shown).toEqual(stored);
+    expect(queries).toBe(0);
+  }
+});

@@ -11,6 +11,7 @@ import { isTerminal } from '../../../src/domain/pull-request-state.js';
 import type { PullRequestFacts, QueueRecord } from '../../../src/domain/records.js';
 import { gitHostRegistry, type GitHost, type MergeRequest, type PullRequestStatusUpdate, type TestRunRequest } from '../../../src/ports/git-host.js';
 import type { Stores } from '../../../src/ports/stores.js';
+import { EnqueuedEntriesCache } from '../../../src/queue/enqueued-cache.js';
 import { pullRequestService, type PullRequestService } from '../../../src/queue/pull-request-service.js';
 import { hostEvents } from '../../../src/runner/host-events.js';
 import { QueueRunner } from '../../../src/runner/queue-runner.js';
@@ -108,6 +109,8 @@ class Truth implements GitHost {
 
 export class RunnerWorld {
   readonly truth = new Truth();
+  /** The API's view of the queue's entries, following the runner's decisions as a server's does. */
+  private readonly views = new EnqueuedEntriesCache();
   now = 1_000_000;
   runner!: QueueRunner;
   private pullRequests!: PullRequestService;
@@ -151,6 +154,7 @@ export class RunnerWorld {
       snapshotEvery: 4,
       retryDelayMs: () => 1,
     });
+    this.runner.onRecorded((change) => void this.views.recorded(this.stores, change));
     this.events = hostEvents(this.runner, this.stores);
     this.pullRequests = pullRequestService(this.stores, gitHostRegistry({ [HOST]: this.truth }), this.runner, silent, () => new Date(this.now));
     // Not start(): that resumes every queue in the database, other worlds' too. The first decision loads this one.
@@ -251,6 +255,8 @@ export class RunnerWorld {
       expect(engineStates.get(entry.id) ?? 'gone').toBe(entry.state);
     }
     for (const [id] of engineStates) expect((await this.stores.entries.findById(id))?.state).toBe(engineStates.get(id));
+    // What a view shows, followed decision by decision, is what reading every entry again shows.
+    expect(await this.views.enqueued(this.stores, this.queue.id)).toEqual(await this.stores.entries.listEnqueued(this.queue.id));
     const running = state?.runs.filter((r) => r.status === 'running').length ?? 0;
     expect(running).toBeLessThanOrEqual(state?.config.concurrency ?? 0);
   }
