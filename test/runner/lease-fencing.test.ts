@@ -4,100 +4,41 @@
  * compare-and-set (the next writer appended that version first) does neither
  * either. Each runner has its own host double, so what each did is visible.
  */
-import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
-import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
-import type { PullRequestFacts } from '../../src/domain/records.js';
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
-import { engineFacts } from '../../src/runner/engine-inputs.js';
-import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
+import { insertEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
-const silent = { info() {}, warn() {}, error() {} };
 const TTL = 30_000;
 
-let database: TestDatabaseUri;
-let stores: Stores;
-beforeAll(async () => {
-  database = await createTestDatabaseUri('lease');
-  stores = await openMongoStores({ uri: database.uri });
-});
-afterAll(async () => {
-  await stores.close();
-  await dropTestDatabase(database);
-  await stopTestServer();
-});
+const db = useRunnerDatabase('lease');
 
 /** A host double that records the test runs it was asked to start, per queue. */
 function recordingHost(): GitHost & { started: string[]; startedFor(queueId: string): string[] } {
   const started: string[] = [];
   const queues: string[] = [];
-  return {
-    started,
-    startedFor: (queueId) => started.filter((_, i) => queues[i] === queueId),
-    readPullRequest: async () => null,
-    readBranchHead: async () => 'base0',
+  const host = quietHost({
     async startTestRun(request) {
       started.push(request.runId);
       queues.push(request.queueId);
       return { ok: true, testBranch: `mq/${request.runId}`, testBranchSha: null };
     },
-    cancelTestRun: async () => undefined,
-    merge: async () => ({ ok: false, reason: 'blocked', message: 'unused' }),
-    reportPullRequestStatus: async () => undefined,
-  };
+  });
+  return { ...host, started, startedFor: (queueId) => started.filter((_, i) => queues[i] === queueId) };
 }
-
-const facts = (n: number): PullRequestFacts => ({
-  title: `PR ${n}`,
-  author: 'a',
-  headSha: `head${n}`,
-  baseBranch: 'main',
-  open: true,
-  draft: false,
-  merged: false,
-  mergeability: 'mergeable',
-  readAt: new Date(0),
-});
 
 let repoCounter = 0;
 /** A queue whose base is known, and an entry for PR 1 ready to be submitted. */
 async function queueWithEntry() {
-  const at = new Date(0);
-  const inserted = await stores.queues.insert({
-    repo: { host: 'fake.example', owner: 'acme', name: `lease${++repoCounter}` },
-    targetBranch: 'main',
-    config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'] },
-    requestedState: 'RUNNING',
-    modeSwitchStartedAt: null,
-    createdAt: at,
-    updatedAt: at,
-  });
-  if (!inserted.ok) throw new Error('queue exists');
-  const queue = inserted.value;
-  const entry = await stores.entries.insert({
-    queueId: queue.id,
-    prNumber: 1,
-    attempt: 1,
-    state: 'NOT_READY',
-    priority: 100,
-    noBatch: false,
-    submittedAt: at,
-    stateChangedAt: at,
-    concludedAt: null,
-    facts: facts(1),
-    timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
-  });
-  if (!entry.ok) throw new Error('entry exists');
-  const submitted = { type: 'submitted' as const, entryId: entry.value.id, prNumber: 1, priority: 100, noBatch: false, facts: engineFacts(facts(1)) };
-  return { queue, entryId: entry.value.id, submitted };
+  const queue = await insertQueue(db.stores, `lease${++repoCounter}`);
+  return { queue, ...(await insertEntry(db.stores, queue.id, 1)) };
 }
 
-function runner(owner: string, host: GitHost, clock: { now: number }, engine = stores.engine) {
+function runner(owner: string, host: GitHost, clock: { now: number }, engine = db.stores.engine) {
   return new QueueRunner({
-    stores: { ...stores, engine },
+    stores: { ...db.stores, engine },
     hosts: gitHostRegistry({ 'fake.example': host }),
-    log: silent,
+    log: silentLog,
     owner,
     now: () => clock.now,
     leaseTtlMs: TTL,
@@ -115,9 +56,9 @@ test('a writer whose lease expires mid-decision neither persists nor acts; the n
   // A learns the base first (so it holds the lease), then stalls for longer than its lease between reading the inbox and deciding.
   let stall = false;
   const stallingEngine = {
-    ...stores.engine,
+    ...db.stores.engine,
     async pending(queueId: string, limit: number) {
-      const items = await stores.engine.pending(queueId, limit);
+      const items = await db.stores.engine.pending(queueId, limit);
       if (stall && items.length > 0) clock.now += TTL + 5_000;
       return items;
     },
@@ -125,7 +66,7 @@ test('a writer whose lease expires mid-decision neither persists nor acts; the n
   const a = runner('A', hostA, clock, stallingEngine);
   const b = runner('B', hostB, clock);
   await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
-  const versionsBefore = (await stores.engine.decisionsAfter(queue.id, 0, 100)).length;
+  const versionsBefore = (await db.stores.engine.decisionsAfter(queue.id, 0, 100)).length;
 
   // Through the inbox (as from another replica): A reads it, and stalls there.
   stall = true;
@@ -133,15 +74,15 @@ test('a writer whose lease expires mid-decision neither persists nor acts; the n
   await settle();
   stall = false;
   expect(hostA.started).toEqual([]);
-  expect((await stores.engine.decisionsAfter(queue.id, 0, 100)).length).toBe(versionsBefore);
-  expect((await stores.entries.findById(entryId))?.state).toBe('NOT_READY');
+  expect((await db.stores.engine.decisionsAfter(queue.id, 0, 100)).length).toBe(versionsBefore);
+  expect((await db.stores.entries.findById(entryId))?.state).toBe('NOT_READY');
 
   // The lease A held has run out: B takes over, decides the submit and starts its run.
   await b.start();
   await settle();
   expect(hostB.started).toHaveLength(1);
   expect(hostA.started).toEqual([]);
-  const entry = await stores.entries.findById(entryId);
+  const entry = await db.stores.entries.findById(entryId);
   expect(entry?.state).toBe('TESTING');
   expect(entry?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
   await a.stop();
@@ -158,7 +99,7 @@ test('a writer that loses the compare-and-set (another appended its version) rec
   const b = runner('B', hostB, clockB);
   let raced = false;
   const racingEngine = {
-    ...stores.engine,
+    ...db.stores.engine,
     async append(decision: Parameters<Stores['engine']['append']>[0]) {
       if (!raced && decision.items.some((item) => item.input.type === 'submitted')) {
         raced = true;
@@ -166,7 +107,7 @@ test('a writer that loses the compare-and-set (another appended its version) rec
         clockB.now += TTL + 5_000;
         await b.start();
       }
-      return stores.engine.append(decision);
+      return db.stores.engine.append(decision);
     },
   };
   const a = runner('A', hostA, clockA, racingEngine);
@@ -177,10 +118,10 @@ test('a writer that loses the compare-and-set (another appended its version) rec
   expect(raced).toBe(true);
   expect(hostA.started).toEqual([]);
   expect(hostB.startedFor(queue.id)).toHaveLength(1);
-  const decisions = await stores.engine.decisionsAfter(queue.id, 0, 100);
+  const decisions = await db.stores.engine.decisionsAfter(queue.id, 0, 100);
   const submits = decisions.filter((d) => d.items.some((item) => item.input.type === 'submitted'));
   expect(submits).toHaveLength(1);
-  const entry = await stores.entries.findById(entryId);
+  const entry = await db.stores.entries.findById(entryId);
   expect(entry?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
   await a.stop();
   await b.stop();
@@ -193,10 +134,10 @@ test('a writer that dies between storing a decision and taking its inputs off th
   const hostB = recordingHost();
   let dying = false;
   const dyingEngine = {
-    ...stores.engine,
+    ...db.stores.engine,
     async acknowledge(ids: string[]) {
       if (dying) throw new Error('the process died here');
-      return stores.engine.acknowledge(ids);
+      return db.stores.engine.acknowledge(ids);
     },
   };
   const a = runner('A', hostA, clock, dyingEngine);
@@ -209,13 +150,13 @@ test('a writer that dies between storing a decision and taking its inputs off th
   await settle();
   await a.stop();
   // The decision is stored; its input is still in the inbox.
-  expect((await stores.engine.pending(queue.id, 10)).map((item) => item.input.type)).toContain('submitted');
+  expect((await db.stores.engine.pending(queue.id, 10)).map((item) => item.input.type)).toContain('submitted');
 
   clock.now += TTL + 5_000;
   const b = runner('B', hostB, clock);
   await b.settled(queue.id);
-  expect(await stores.engine.pending(queue.id, 10)).toEqual([]);
-  const entry = await stores.entries.findById(entryId);
+  expect(await db.stores.engine.pending(queue.id, 10)).toEqual([]);
+  const entry = await db.stores.entries.findById(entryId);
   expect(entry?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
   const state = await b.engineState(queue.id);
   expect(state?.entries.filter((e) => e.id === entryId)).toHaveLength(1);

@@ -1,0 +1,99 @@
+/**
+ * What the runner's tests on a real database share: the file's own database
+ * and stores, a host double that starts runs and refuses nothing it is not
+ * asked about, a queue and entries written as the API writes them.
+ */
+import { openMongoStores } from '../../../src/adapters/mongo/mongo-stores.js';
+import { DEFAULT_QUEUE_CONFIG } from '../../../src/domain/queue-config.js';
+import type { PullRequestFacts, QueueRecord } from '../../../src/domain/records.js';
+import type { GitHost } from '../../../src/ports/git-host.js';
+import type { Stores } from '../../../src/ports/stores.js';
+import { engineFacts } from '../../../src/runner/engine-inputs.js';
+import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../../support/test-database.js';
+
+export const silentLog = { info() {}, warn() {}, error() {} };
+
+/** Opens the file's database before its tests and drops it after; `stores` is valid inside tests. */
+export function useRunnerDatabase(prefix: string): { readonly stores: Stores } {
+  let database: TestDatabaseUri;
+  let stores: Stores | null = null;
+  beforeAll(async () => {
+    database = await createTestDatabaseUri(prefix);
+    stores = await openMongoStores({ uri: database.uri });
+  });
+  afterAll(async () => {
+    await stores?.close();
+    await dropTestDatabase(database);
+    await stopTestServer();
+  });
+  return {
+    get stores(): Stores {
+      if (!stores) throw new Error('the database opens in beforeAll');
+      return stores;
+    },
+  };
+}
+
+/** A host double: runs start (on test branches named by run), merges are refused, statuses go nowhere. */
+export function quietHost(overrides: Partial<GitHost> = {}): GitHost {
+  return {
+    readPullRequest: async () => null,
+    readBranchHead: async () => 'base0',
+    startTestRun: async (request) => ({ ok: true, testBranch: `mq/${request.runId}`, testBranchSha: null }),
+    cancelTestRun: async () => undefined,
+    merge: async () => ({ ok: false, reason: 'blocked', message: 'unused' }),
+    reportPullRequestStatus: async () => undefined,
+    ...overrides,
+  };
+}
+
+/** An open, mergeable PR on main. */
+export const prFacts = (n: number): PullRequestFacts => ({
+  title: `PR ${n}`,
+  author: 'a',
+  headSha: `head${n}`,
+  baseBranch: 'main',
+  open: true,
+  draft: false,
+  merged: false,
+  mergeability: 'mergeable',
+  readAt: new Date(0),
+});
+
+/** A queue on the host double's `fake.example`, requiring the check `ci`. */
+export async function insertQueue(stores: Stores, name: string, change: Partial<Pick<QueueRecord, 'config' | 'requestedState'>> & { at?: Date } = {}): Promise<QueueRecord> {
+  const at = change.at ?? new Date(0);
+  const inserted = await stores.queues.insert({
+    repo: { host: 'fake.example', owner: 'acme', name },
+    targetBranch: 'main',
+    config: change.config ?? { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'] },
+    requestedState: change.requestedState ?? 'RUNNING',
+    modeSwitchStartedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  });
+  if (!inserted.ok) throw new Error(`queue ${name} exists`);
+  return inserted.value;
+}
+
+/** A PR's entry as a submit writes it (NOT_READY), and the submit input the runner is then given. */
+export async function insertEntry(stores: Stores, queueId: string, prNumber: number, options: { facts?: PullRequestFacts | null; at?: Date } = {}) {
+  const at = options.at ?? new Date(0);
+  const facts = options.facts === undefined ? prFacts(prNumber) : options.facts;
+  const entry = await stores.entries.insert({
+    queueId,
+    prNumber,
+    attempt: 1,
+    state: 'NOT_READY',
+    priority: 100,
+    noBatch: false,
+    submittedAt: at,
+    stateChangedAt: at,
+    concludedAt: null,
+    facts,
+    timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
+  });
+  if (!entry.ok) throw new Error(`PR ${prNumber} has an entry`);
+  const submitted = { type: 'submitted' as const, entryId: entry.value.id, prNumber, priority: 100, noBatch: false, facts: engineFacts(facts) };
+  return { entryId: entry.value.id, submitted };
+}
