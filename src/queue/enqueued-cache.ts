@@ -1,13 +1,18 @@
 import { isTerminal } from '../domain/pull-request-state.js';
-import type { QueueEntryRecord } from '../domain/records.js';
+import type { ImpactedTargetsRecord, QueueEntryRecord } from '../domain/records.js';
 import type { Stores } from '../ports/stores.js';
 import type { RecordedChange } from '../runner/runner-model.js';
 
+
+/** The targets each enqueued PR has for the head its entry knows (the latest upload when it knows none), by PR. */
+export type TargetsByPr = ReadonlyMap<number, ImpactedTargetsRecord>;
 
 interface CachedQueue {
   recordedThrough: number;
   /** In the order `listEnqueued` gives (priority, submitted at, id); never changed in place (views may hold it). */
   entries: QueueEntryRecord[];
+  /** Read when a view first asks (the dashboard's summaries need none); never changed in place either. */
+  targets?: TargetsByPr;
 }
 
 /**
@@ -46,6 +51,22 @@ export class EnqueuedEntriesCache {
   }
 
   /**
+   * The enqueued entries and their targets, as getQueue shows them. Targets change
+   * only by an upload for an enqueued PR, which the writer decides on
+   * (`impacted_targets_set`), or with the head an entry knows: so they are kept and
+   * followed like the entries (a view at rest reads no target set again).
+   */
+  async enqueuedWithTargets(stores: Stores, queueId: string): Promise<{ entries: QueueEntryRecord[]; targets: TargetsByPr }> {
+    const entries = await this.enqueued(stores, queueId);
+    const cached = this.byQueue.get(queueId);
+    if (cached?.entries === entries && cached.targets) return { entries, targets: cached.targets };
+    const targets = await targetsOf(stores, queueId, entries);
+    // Kept with the entries read for, unless a decision was applied meanwhile (it may have changed some).
+    if (cached && this.byQueue.get(queueId) === cached && cached.entries === entries) cached.targets = targets;
+    return { entries, targets };
+  }
+
+  /**
    * A decision this process's runner recorded: a cached queue at `from` takes the
    * entries it wrote and moves to `to`. A cache at another version is left to the
    * cursor check (it reads every entry on the next view).
@@ -71,13 +92,37 @@ export class EnqueuedEntriesCache {
     // A view that read every entry meanwhile replaced the cache: it is at least as new.
     if (this.byQueue.get(change.queueId) !== cached) return;
     const gone = new Set(ids);
+    const before = new Map(cached.entries.filter((entry) => gone.has(entry.id)).map((entry) => [entry.id, entry]));
     const entries = cached.entries.filter((entry) => !gone.has(entry.id));
-    for (const entry of changed) {
-      // As listEnqueued gives them: without their timelines.
-      if (entry && entry.queueId === change.queueId && !isTerminal(entry.state)) entries.splice(placeOf(entries, entry), 0, { ...entry, timeline: [] });
-    }
-    this.keep(change.queueId, { recordedThrough: change.to, entries });
+    const enqueued = changed.filter((entry): entry is QueueEntryRecord => entry !== null && entry.queueId === change.queueId && !isTerminal(entry.state));
+    // As listEnqueued gives them: without their timelines.
+    for (const entry of enqueued) entries.splice(placeOf(entries, entry), 0, { ...entry, timeline: [] });
+    const targets = cached.targets && (await this.followTargets(stores, change, cached.targets, before, enqueued, entries));
+    if (this.byQueue.get(change.queueId) !== cached) return;
+    this.keep(change.queueId, { recordedThrough: change.to, entries, ...(targets ? { targets } : {}) });
     this.followed++;
+  }
+
+  /** The targets after a decision: read again for PRs whose upload it decided on, new PRs and PRs with a new head. */
+  private async followTargets(
+    stores: Stores,
+    change: RecordedChange,
+    kept: TargetsByPr,
+    before: ReadonlyMap<string, QueueEntryRecord>,
+    changed: readonly QueueEntryRecord[],
+    entries: readonly QueueEntryRecord[],
+  ): Promise<Map<number, ImpactedTargetsRecord>> {
+    const uploaded = new Set(change.targetsOf);
+    const stale = new Set(changed.filter((entry) => before.get(entry.id)?.facts?.headSha !== entry.facts?.headSha || !before.has(entry.id)));
+    // An upload's decision need not write the PR's entry: found in the queue (a pass over it only then).
+    if (uploaded.size > 0) for (const entry of entries) if (uploaded.has(entry.prNumber)) stale.add(entry);
+    const read = await targetsOf(stores, change.queueId, [...stale]);
+    const targets = new Map(kept);
+    const staying = new Set(changed.map((entry) => entry.id));
+    for (const entry of before.values()) if (!staying.has(entry.id)) targets.delete(entry.prNumber); // Left the queue.
+    for (const entry of stale) targets.delete(entry.prNumber);
+    for (const [prNumber, record] of read) targets.set(prNumber, record);
+    return targets;
   }
 
   private keep(queueId: string, cached: CachedQueue): void {
@@ -85,6 +130,20 @@ export class EnqueuedEntriesCache {
     this.byQueue.set(queueId, cached);
     if (this.byQueue.size > this.maxQueues) this.byQueue.delete(this.byQueue.keys().next().value as string);
   }
+}
+
+/** The targets of these entries' PRs for the heads they know, as one view of the queue reads them. */
+async function targetsOf(stores: Stores, queueId: string, entries: readonly QueueEntryRecord[]): Promise<Map<number, ImpactedTargetsRecord>> {
+  if (entries.length === 0) return new Map();
+  // A few PRs (a decision's): a read by id each. Many (a whole view): the queue's sets in a bounded number of queries.
+  if (entries.length <= 8) {
+    const found = await Promise.all(entries.map((e) => stores.impactedTargets.latest(queueId, e.prNumber, e.facts?.headSha)));
+    return new Map(found.flatMap((record, i) => (record ? [[(entries[i] as QueueEntryRecord).prNumber, record] as const] : [])));
+  }
+  return stores.impactedTargets.latestForMany(
+    queueId,
+    entries.map((e) => ({ prNumber: e.prNumber, ...(e.facts?.headSha ? { sha: e.facts.headSha } : {}) })),
+  );
 }
 
 /** listEnqueued's order: priority, then submission time, then id (ObjectId hex: its text order is its order). */

@@ -81,8 +81,13 @@ function viewOf(queue: QueueRecord, entry: QueueEntryRecord, targets: ImpactedTa
 }
 
 export async function queueView(stores: Stores, queue: QueueRecord, cache?: EnqueuedEntriesCache): Promise<QueueView> {
-  const [entries, lastRun] = await Promise.all([cache ? cache.enqueued(stores, queue.id) : stores.entries.listEnqueued(queue.id), stores.testRuns.latestFinished(queue.id)]);
-  const enqueuedPullRequests = await pullRequestViews(stores, queue, entries);
+  const [enqueued, lastRun] = await Promise.all([
+    cache ? cache.enqueuedWithTargets(stores, queue.id) : stores.entries.listEnqueued(queue.id).then((entries) => ({ entries, targets: null })),
+    stores.testRuns.latestFinished(queue.id),
+  ]);
+  const enqueuedPullRequests = enqueued.targets
+    ? enqueued.entries.map((entry) => viewOf(queue, entry, enqueued.targets.get(entry.prNumber) ?? null))
+    : await pullRequestViews(stores, queue, enqueued.entries);
   return {
     id: queue.id,
     repo: queue.repo,

@@ -10,7 +10,7 @@ import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
 import type { InboxItem, RecordedChange, RunnerAction, RunnerInput } from './runner-model.js';
 import { executeHostAction, isHostAction, type ActionContext } from './execute-actions.js';
-import { entriesRecorded, recordDecision } from './record-decision.js';
+import { entriesRecorded, recordDecision, targetsDecided } from './record-decision.js';
 import { hostSteps, supersededStatuses } from './host-steps.js';
 import { decideInputs, loadState, PoisonInput, positionsOf, SettleFailed } from './decide-inputs.js';
 import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
@@ -534,7 +534,7 @@ export class QueueRunner {
         }
         // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
         await engine.advanceCursor(queueId, 'recordedThrough', version);
-        for (const listener of this.recordedListeners) listener({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions) });
+        for (const listener of this.recordedListeners) listener({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions), targetsOf: targetsDecided(items) });
         await this.syncQueueRecord(worker);
       } catch (error) {
         // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.

@@ -110,3 +110,8 @@ export function entriesRecorded(items: readonly InboxItem[], actions: readonly R
   }
   return [...ids];
 }
+
+/** The PRs whose impacted targets a decision was told of (each upload for an enqueued PR is). */
+export function targetsDecided(items: readonly InboxItem[]): number[] {
+  return items.flatMap(({ input }) => (input.type === 'impacted_targets_set' ? [input.prNumber] : []));
+}

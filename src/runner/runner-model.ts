@@ -42,12 +42,16 @@ export interface InboxItem {
   handed?: true;
 }
 
-/** A decision this replica's runner recorded: the queue's `recordedThrough` cursor moved `from` → `to`, and the entries it wrote. */
+/**
+ * A decision this replica's runner recorded: the queue's `recordedThrough` cursor moved `from` → `to`, the entries
+ * it wrote, and the PRs whose impacted targets it was told of (an upload stored before the decision).
+ */
 export interface RecordedChange {
   queueId: string;
   from: number;
   to: number;
   entryIds: string[];
+  targetsOf: number[];
 }
 
 /** Effects on the runner's own records that come with an intent rather than from the engine. */

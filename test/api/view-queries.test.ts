@@ -111,7 +111,7 @@ test('a PR status read, repeated, costs a read of its entry and its targets: the
   expect(counts).toEqual({ api_tokens: 1, queue_entry_keys: 0, queue_entries: 1, impacted_target_sets: 0, impacted_target_heads: 1 });
 });
 
-test('getQueue follows the decisions this replica records: after submits, a priority change, a cancel and a re-submit it reads no queue of entries and shows what the database holds', async () => {
+test('getQueue follows the decisions this replica records: after submits, a priority change, a cancel, a re-submit and target uploads it reads no queue of entries or target sets, and shows what the database holds', async () => {
   const other = { host: 'sandbox', owner: 'demo', name: 'follows' };
   const call = async (path: string, body: object) => {
     const res = await h.post(path, { repo: other, targetBranch: 'main', ...body }, token);
@@ -121,36 +121,51 @@ test('getQueue follows the decisions this replica records: after submits, a prio
   const { id: queueId } = await call('/v1/createQueue', {});
   await call('/v1/updateQueue', { state: 'PAUSED' });
   for (const n of [1, 2, 3, 4, 5]) await call('/v1/submitPullRequest', { pr: { number: n } });
+  const upload = async (n: number, impactedTargets: string[] | 'ALL') =>
+    call('/v1/setImpactedTargets', { pr: { number: n, sha: (await call('/v1/getSubmittedPullRequest', { pr: { number: n } })).prSha }, impactedTargets });
+  await upload(1, ['//a']);
   await h.app.queueRunner.settled(queueId);
   await call('/v1/getQueue', {}); // Read whole once: the cache follows from here.
-  /** A view, the queries by queue it made on the entries (a find; reads by id are findOne), and what the database holds. */
+  /** A view, the queries by queue it made on entries and target sets (reads by id are findOne), and what the database holds. */
   const view = async () => {
     const queries: string[] = [];
     mongoose.set('debug', (collection: string, method: string) => {
-      if (collection === 'queue_entries' && method === 'find') queries.push(method);
+      if ((collection === 'queue_entries' || collection === 'impacted_target_sets') && method === 'find') queries.push(collection);
     });
     const shown = await call('/v1/getQueue', {});
     mongoose.set('debug', (collection: string) => {
       counting?.set(collection, (counting.get(collection) ?? 0) + 1);
     });
     const stored = await h.stores.entries.listEnqueued(queueId);
+    const targets = await h.stores.impactedTargets.latestForMany(
+      queueId,
+      stored.map((e) => ({ prNumber: e.prNumber, ...(e.facts?.headSha ? { sha: e.facts.headSha } : {}) })),
+    );
     return {
-      queries: queries.length,
-      shown: shown.enqueuedPullRequests.map((pr: { prNumber: number; state: string; priorityValue: number }) => `${pr.prNumber}:${pr.state}:${pr.priorityValue}`),
-      stored: stored.map((e) => `${e.prNumber}:${e.state}:${e.priority}`),
+      queries,
+      shown: shown.enqueuedPullRequests.map(
+        (pr: { prNumber: number; state: string; priorityValue: number; impactedTargets?: unknown }) => `${pr.prNumber}:${pr.state}:${pr.priorityValue}:${JSON.stringify(pr.impactedTargets ?? null)}`,
+      ),
+      stored: stored.map((e) => `${e.prNumber}:${e.state}:${e.priority}:${JSON.stringify(targets.get(e.prNumber)?.targets ?? null)}`),
     };
   };
   const steps: Array<() => Promise<unknown>> = [
     () => call('/v1/submitPullRequest', { pr: { number: 6 } }),
+    () => upload(3, ['//b', '//c']),
     () => call('/v1/submitPullRequest', { pr: { number: 4 }, priority: 'high' }),
+    () => upload(5, 'ALL'),
     () => call('/v1/cancelPullRequest', { pr: { number: 2 } }),
+    () => upload(3, ['//d']),
     () => call('/v1/submitPullRequest', { pr: { number: 2 } }),
+    () => call('/v1/cancelPullRequest', { pr: { number: 1 } }),
   ];
   for (const step of steps) {
     await step();
     await h.app.queueRunner.settled(queueId);
     const { queries, shown, stored } = await view();
     expect(shown).toEqual(stored);
-    expect(queries).toBe(0);
+    expect(queries).toEqual([]);
   }
+  // Targets shown, not only none.
+  expect((await view()).shown).toEqual(expect.arrayContaining([expect.stringMatching(/^3:.*\["\/\/d"\]$/), expect.stringMatching(/^5:.*"ALL"$/)]));
 });
