@@ -47,10 +47,19 @@ export class DecisionContext {
 
   entry(id: string): EngineEntry | undefined {
     const { entries } = this.state;
-    if (this.index?.entries !== entries || this.index.length !== entries.length) {
+    const index = this.index;
+    if (index?.entries === entries && index.length <= entries.length) {
+      // The same array only grows (a submit pushes; a removal makes a new array): index the new entries alone,
+      // or a round of many submits would rebuild the whole queue's index once per submit.
+      for (let i = index.length; i < entries.length; i++) {
+        const added = entries[i] as EngineEntry;
+        index.byId.set(added.id, added);
+      }
+      index.length = entries.length;
+    } else {
       this.index = { entries, length: entries.length, byId: new Map(entries.map((e) => [e.id, e])) };
     }
-    return this.index.byId.get(id);
+    return this.index?.byId.get(id);
   }
 
   /** Queue order, computed once until an entry is added, removed, admitted, demoted or placed. */
