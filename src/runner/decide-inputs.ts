@@ -39,11 +39,11 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   let configChanged = false;
   let readBase = false;
   const events: Array<TimedEvent & { item: InboxItem }> = [];
-  const round = new RoundEntries();
+  const round = new RoundEntries(together);
   for (const item of items) {
     try {
       actions.push(...recordsFor(state, item, round));
-      if (together) round.note(item.input);
+      round.note(item.input);
       const event = engineEventOf(item.input);
       if (event) {
         if (together) events.push({ event, at: Math.max(item.at, 0), item });
@@ -78,12 +78,29 @@ export class SettleFailed extends Error {
   }
 }
 
-/** Entries the inputs of a round decided together add or end before they are applied (one by one, the state shows them). */
+/**
+ * Which entries the engine holds as each input of a round is recorded. One by one, the state shows it. Decided
+ * together, the state changes only once all are applied: what it held before (read once: a scan per input would
+ * make a round of many submits cost the queue's length each), with what the inputs before this one add or end.
+ */
 class RoundEntries {
-  readonly arriving = new Set<string>();
-  readonly leaving = new Set<string>();
+  private readonly arriving = new Set<string>();
+  private readonly leaving = new Set<string>();
+  private heldBefore: Set<string> | null = null;
 
+  constructor(private readonly together: boolean) {}
+
+  held(state: EngineState, entryId: string): boolean {
+    if (!this.together) return state.entries.some((e) => e.id === entryId);
+    if (this.leaving.has(entryId)) return false;
+    if (this.arriving.has(entryId)) return true;
+    this.heldBefore ??= new Set(state.entries.map((e) => e.id));
+    return this.heldBefore.has(entryId);
+  }
+
+  /** After the input's records: what it adds or ends is held, or not, for the inputs after it. */
   note(input: RunnerInput): void {
+    if (!this.together) return;
     const submitted = input.type === 'submitted' ? input : input.type === 'resubmitted' ? input.submitted : null;
     if (submitted) {
       this.arriving.add(submitted.entryId);
@@ -99,8 +116,7 @@ class RoundEntries {
 /** What the runner itself records for an input, before the engine's actions. */
 function recordsFor(state: EngineState, item: InboxItem, round: RoundEntries): RunnerAction[] {
   const { input, at } = item;
-  // Held once the inputs before this one are applied: decided together, the state does not show them yet.
-  const held = (entryId: string) => !round.leaving.has(entryId) && (round.arriving.has(entryId) || state.entries.some((e) => e.id === entryId));
+  const held = (entryId: string) => round.held(state, entryId);
   switch (input.type) {
     case 'resubmitted': {
       const { entryId, priority, noBatch } = input.submitted;
