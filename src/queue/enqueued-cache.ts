@@ -3,7 +3,6 @@ import type { ImpactedTargetsRecord, QueueEntryRecord } from '../domain/records.
 import type { Stores } from '../ports/stores.js';
 import type { RecordedChange } from '../runner/runner-model.js';
 
-
 /** The targets each enqueued PR has for the head its entry knows (the latest upload when it knows none), by PR. */
 export type TargetsByPr = ReadonlyMap<number, ImpactedTargetsRecord>;
 
@@ -33,8 +32,6 @@ export class EnqueuedEntriesCache {
   private readonly byQueue = new Map<string, CachedQueue>();
   /** Per queue, the decisions being applied, in the order they were recorded. */
   private readonly following = new Map<string, Promise<void>>();
-  /** Decisions applied to a cached queue instead of reading it again (tests and diagnostics). */
-  followed = 0;
 
   constructor(private readonly maxQueues = 16) {}
 
@@ -100,7 +97,6 @@ export class EnqueuedEntriesCache {
     const targets = cached.targets && (await this.followTargets(stores, change, cached.targets, before, enqueued, entries));
     if (this.byQueue.get(change.queueId) !== cached) return;
     this.keep(change.queueId, { recordedThrough: change.to, entries, ...(targets ? { targets } : {}) });
-    this.followed++;
   }
 
   /** The targets after a decision: read again for PRs whose upload it decided on, new PRs and PRs with a new head. */
