@@ -4,6 +4,7 @@ import { queueRequest } from '../api/schemas/queue.js';
 import type { ApiDeps } from '../api/deps.js';
 import { sendError, sendFailure } from '../api/errors.js';
 import { findQueue } from '../queue/queue-service.js';
+import { asOfOneDecision } from '../queue/consistent-read.js';
 import { queueBoard as buildBoard } from './queue-board.js';
 import { queueHealth } from './queue-health.js';
 import { queueSummaries } from './queue-summaries.js';
@@ -33,8 +34,11 @@ export function dashboardRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       handler: async (request, reply) => {
         const found = await findQueue(deps.stores, request.body.repo, request.body.targetBranch);
         if (!found.ok) return sendFailure(reply, found.failure);
-        const [state, forecast] = await Promise.all([deps.runner.engineState(found.value.id), deps.runner.mergeForecast(found.value.id)]);
-        return buildBoard(deps.stores, found.value, state, forecast, deps.now().getTime(), deps.enqueuedCache);
+        const queue = found.value;
+        return asOfOneDecision(deps.stores, queue.id, async () => {
+          const [state, forecast] = await Promise.all([deps.runner.engineState(queue.id), deps.runner.mergeForecast(queue.id)]);
+          return buildBoard(deps.stores, queue, state, forecast, deps.now().getTime(), deps.enqueuedCache);
+        });
       },
     });
 
