@@ -8,6 +8,8 @@ export type TargetsByPr = ReadonlyMap<number, ImpactedTargetsRecord>;
 
 interface CachedQueue {
   recordedThrough: number;
+  /** When every entry was last read (following decisions keeps it). */
+  readAt: number;
   /** In the order `listEnqueued` gives (priority, submitted at, id); never changed in place (views may hold it). */
   entries: QueueEntryRecord[];
   /** Read when a view first asks (the dashboard's summaries need none); never changed in place either. */
@@ -33,17 +35,29 @@ export class EnqueuedEntriesCache {
   /** Per queue, the decisions being applied, in the order they were recorded. */
   private readonly following = new Map<string, Promise<void>>();
 
-  constructor(private readonly maxQueues = 16) {}
+  private readonly maxQueues: number;
+  private readonly maxAgeMs: number;
+
+  /**
+   * maxAgeMs: a queue is read whole again at least this often. What no decision names can still change it: an
+   * entry inserted by a submit that was never decided (its writer died, its input set aside), an upload stored
+   * while its PR's entry could not be found yet. Followed views catch up with those within this time.
+   */
+  constructor(options: { maxQueues?: number; maxAgeMs?: number } = {}) {
+    this.maxQueues = options.maxQueues ?? 16;
+    this.maxAgeMs = options.maxAgeMs ?? 60_000;
+  }
 
   async enqueued(stores: Stores, queueId: string): Promise<QueueEntryRecord[]> {
     // A decision recorded here a moment ago is being applied: a few reads by id, cheaper than reading every entry.
     await this.following.get(queueId);
     const { recordedThrough } = await stores.engine.cursors(queueId);
     const cached = this.byQueue.get(queueId);
-    if (cached && cached.recordedThrough === recordedThrough) return cached.entries;
+    if (cached && cached.recordedThrough === recordedThrough && Date.now() - cached.readAt < this.maxAgeMs) return cached.entries;
+    const readAt = Date.now();
     const entries = await stores.entries.listEnqueued(queueId);
     // Kept only if nothing was recorded while reading: otherwise the next view reads again.
-    if ((await stores.engine.cursors(queueId)).recordedThrough === recordedThrough) this.keep(queueId, { recordedThrough, entries });
+    if ((await stores.engine.cursors(queueId)).recordedThrough === recordedThrough) this.keep(queueId, { recordedThrough, readAt, entries });
     return entries;
   }
 
@@ -96,7 +110,7 @@ export class EnqueuedEntriesCache {
     for (const entry of enqueued) entries.splice(placeOf(entries, entry), 0, { ...entry, timeline: [] });
     const targets = cached.targets && (await this.followTargets(stores, change, cached.targets, before, enqueued, entries));
     if (this.byQueue.get(change.queueId) !== cached) return;
-    this.keep(change.queueId, { recordedThrough: change.to, entries, ...(targets ? { targets } : {}) });
+    this.keep(change.queueId, { recordedThrough: change.to, readAt: cached.readAt, entries, ...(targets ? { targets } : {}) });
   }
 
   /** The targets after a decision: read again for PRs whose upload it decided on, new PRs and PRs with a new head. */

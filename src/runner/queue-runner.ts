@@ -199,6 +199,17 @@ export class QueueRunner {
     this.recordedListeners.add(listener);
   }
 
+  /** A listener's failure is its own: the decision is stored and recorded whatever a view cache makes of it. */
+  private tellRecorded(change: RecordedChange): void {
+    for (const listener of this.recordedListeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.options.log.warn({ err: error, queueId: change.queueId }, 'a listener of recorded decisions failed');
+      }
+    }
+  }
+
   /** Records an input and answers at once; the decision follows in the background. */
   async record(queueId: string, input: RunnerInput): Promise<void> {
     await this.enqueue(queueId, input, this.now());
@@ -468,7 +479,14 @@ export class QueueRunner {
           throw error;
         }
         this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
-        if (await this.stateUndecidable(queueId)) {
+        const blame = await this.blameForPoison(queueId);
+        if (blame === 'unknown') {
+          // The state could not be read to tell: no input is set aside on a guess. The next poll tries again.
+          this.options.log.warn({ err: error.cause, queueId }, 'an input could not be applied and the stored state could not be read to tell why; tried again on the next poll');
+          this.failedRounds.add(queueId);
+          return;
+        }
+        if (blame === 'state') {
           // The stored state is what cannot be decided, not this input: setting inputs aside would drop them all in
           // turn, and deciding again at once would loop (load, tick, fail) as fast as the database answers. The
           // inputs wait (those handed over go to the inbox) and each poll tries again; a fixed state resumes.
@@ -534,7 +552,7 @@ export class QueueRunner {
         }
         // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
         await engine.advanceCursor(queueId, 'recordedThrough', version);
-        for (const listener of this.recordedListeners) listener({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions), targetsOf: targetsDecided(items) });
+        this.tellRecorded({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions), targetsOf: targetsDecided(items) });
         await this.syncQueueRecord(worker);
       } catch (error) {
         // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
@@ -554,14 +572,23 @@ export class QueueRunner {
     this.act(worker);
   }
 
-  /** Whether the queue's stored state fails even a tick: then the state, not the input that failed, is to blame. */
-  private async stateUndecidable(queueId: string): Promise<boolean> {
+  /**
+   * What an input that could not be applied says: the input is to blame, or the stored state (it fails even a
+   * tick), or nothing can be told (the state could not be read).
+   */
+  private async blameForPoison(queueId: string): Promise<'input' | 'state' | 'unknown'> {
+    let loaded;
     try {
-      const loaded = await this.options.stores.engine.load(queueId);
-      if (loaded) decideInputs(loadState(loaded.snapshot, loaded.decisions), [{ id: 'probe', queueId, input: { type: 'tick' }, at: this.now() }]);
-      return false;
+      loaded = await this.options.stores.engine.load(queueId);
     } catch {
-      return true; // Unreadable counts too: no input is set aside on a guess.
+      return 'unknown';
+    }
+    if (!loaded) return 'input';
+    try {
+      decideInputs(loadState(loaded.snapshot, loaded.decisions), [{ id: 'probe', queueId, input: { type: 'tick' }, at: this.now() }]);
+      return 'input';
+    } catch {
+      return 'state';
     }
   }
 

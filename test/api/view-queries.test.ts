@@ -3,6 +3,7 @@
  * database a bounded number of times whatever the number of PRs: no query per PR.
  */
 import mongoose from 'mongoose';
+import { EnqueuedEntriesCache } from '../../src/queue/enqueued-cache.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 let h: ApiHarness;
@@ -168,4 +169,29 @@ test('getQueue follows the decisions this replica records: after submits, a prio
   }
   // Targets shown, not only none.
   expect((await view()).shown).toEqual(expect.arrayContaining([expect.stringMatching(/^3:.*\["\/\/d"\]$/), expect.stringMatching(/^5:.*"ALL"$/)]));
+});
+
+test('what no decision names (an entry inserted by a submit that was never decided) shows once the followed view is older than its bound', async () => {
+  const other = { host: 'sandbox', owner: 'demo', name: 'bounded' };
+  const call = async (path: string, body: object) => {
+    const res = await h.post(path, { repo: other, targetBranch: 'main', ...body }, token);
+    expect(res.statusCode).toBe(200);
+    return res.json();
+  };
+  const { id: queueId } = await call('/v1/createQueue', {});
+  await call('/v1/updateQueue', { state: 'PAUSED' });
+  await call('/v1/submitPullRequest', { pr: { number: 1 } });
+  const views = new EnqueuedEntriesCache({ maxAgeMs: 300 });
+  h.app.queueRunner.onRecorded((change) => void views.recorded(h.stores, change));
+  await h.app.queueRunner.settled(queueId);
+  const shown = async () => (await views.enqueued(h.stores, queueId)).map((e) => e.prNumber);
+  expect(await shown()).toEqual([1]);
+  // A submit whose writer died after inserting its entry: no decision will ever name it.
+  const at = new Date();
+  await h.stores.entries.insert({ queueId, prNumber: 9, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+  await call('/v1/submitPullRequest', { pr: { number: 2 } });
+  await h.app.queueRunner.settled(queueId);
+  expect(await shown()).toEqual([1, 2]); // Followed: the decision named PR 2 only.
+  await new Promise((resolve) => setTimeout(resolve, 350));
+  expect(await shown()).toEqual([1, 9, 2]); // In submission order.
 });

@@ -59,3 +59,39 @@ test('a stored state that cannot be decided keeps its inputs and is retried per 
   expect((await stores.queues.findById(queueId))?.stalled ?? null).toBeNull();
   await runner.stop();
 }, 20_000);
+
+test('an input that cannot be applied while the stored state cannot be read waits (nothing is set aside on a guess); readable again, it is set aside', async () => {
+  const { stores } = db;
+  const queueId = (await insertQueue(stores, 'unreadable', { requestedState: 'PAUSED' })).id;
+  let unreadable = false;
+  const engine = {
+    ...stores.engine,
+    load: async (id: string) => {
+      if (unreadable) throw new Error('connection reset');
+      return stores.engine.load(id);
+    },
+  };
+  const messages: string[] = [];
+  const log = { info() {}, warn: (_fields: unknown, message: string) => void messages.push(message), error: (_fields: unknown, message: string) => void messages.push(message) };
+  const runner = new QueueRunner({ stores: { ...stores, engine }, hosts, log, owner: 'unreadable', pollMs: 100 });
+  await runner.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
+  await runner.settled(queueId);
+  // A bug in one input (a configuration the engine cannot use), met while the database cannot be read.
+  const broken = { type: 'config_changed' as const, config: null as never, requestedState: 'PAUSED' as const };
+  unreadable = true;
+  expect(await runner.dispatch(queueId, broken)).toBe(false);
+  expect(messages.some((m) => /could not be read to tell why/.test(m))).toBe(true);
+  expect(messages.filter((m) => /set aside|cannot be decided/.test(m))).toEqual([]);
+  expect((await stores.engine.pending(queueId, 10)).map((item) => item.input.type)).toContain('config_changed');
+
+  unreadable = false;
+  await waitFor(
+    async () => messages,
+    (seen) => seen.some((m) => /set aside/.test(m)),
+    10_000,
+  );
+  await runner.settled(queueId);
+  expect(await stores.engine.pending(queueId, 10)).toEqual([]);
+  expect(messages.filter((m) => /cannot be decided/.test(m))).toEqual([]);
+  await runner.stop();
+}, 20_000);
