@@ -3,6 +3,7 @@ import type { EmittedEvent, EngineAction, EngineEntry, EngineRun, EngineState } 
 import { authorOutcome, recordAuthorOutcome } from './author-risk.js';
 import { queueOrder, runOf } from './order.js';
 import { withOutcome } from './outcomes.js';
+import { entryIndex } from './entry-index.js';
 
 /** Concluded PRs the queue's break rate is taken over. */
 const RECENT_OUTCOMES_KEPT = 50;
@@ -33,8 +34,6 @@ export class DecisionContext {
   changes = 0;
   /** Something moved in this decision (a run finished, a PR concluded); runs started are seen by their sequence. */
   progressed = false;
-  /** Lookups kept for the entries array they were built from (a new array, or a push, rebuilds them). */
-  private index: { entries: EngineEntry[]; length: number; byId: Map<string, EngineEntry> } | null = null;
   private ordered: { entries: EngineEntry[]; length: number; changes: number; order: EngineEntry[] } | null = null;
 
   constructor(
@@ -46,20 +45,7 @@ export class DecisionContext {
   }
 
   entry(id: string): EngineEntry | undefined {
-    const { entries } = this.state;
-    const index = this.index;
-    if (index?.entries === entries && index.length <= entries.length) {
-      // The same array only grows (a submit pushes; a removal makes a new array): index the new entries alone,
-      // or a round of many submits would rebuild the whole queue's index once per submit.
-      for (let i = index.length; i < entries.length; i++) {
-        const added = entries[i] as EngineEntry;
-        index.byId.set(added.id, added);
-      }
-      index.length = entries.length;
-    } else {
-      this.index = { entries, length: entries.length, byId: new Map(entries.map((e) => [e.id, e])) };
-    }
-    return this.index?.byId.get(id);
+    return entryIndex(this.state.entries).get(id);
   }
 
   /** Queue order, computed once until an entry is added, removed, admitted, demoted or placed. */

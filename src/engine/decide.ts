@@ -69,5 +69,5 @@ export function decideAllInPlace(state: EngineState, events: readonly TimedEvent
   settle(ctx);
   checkStall(ctx, runsStartedBefore);
   publish(ctx);
-  return { state: ctx.state, actions: structuredClone(ctx.actions) };
+  return { state: ctx.state, actions: structuredClone(ctx.actions), queued: ctx.order() };
 }

@@ -237,4 +237,6 @@ export type EngineAction =
 export interface Decision {
   state: EngineState;
   actions: EngineAction[];
+  /** The queued entries in queue order after the decision (the engine's own, already computed: a writer's places in line come from it). Shares objects with the state. */
+  queued?: EngineEntry[];
 }

@@ -1,5 +1,6 @@
 import { decideAllInPlace, decideInPlace, EventNotApplied, type TimedEvent } from '../engine/decide.js';
-import type { EngineState } from '../engine/model.js';
+import type { EngineEntry, EngineState } from '../engine/model.js';
+import { entryIndex } from '../engine/entry-index.js';
 import { queueOrder } from '../engine/order.js';
 import type { StoredDecision, StoredSnapshot } from '../ports/engine-store.js';
 import { engineEventOf, type InboxItem, type RunnerAction, type RunnerInput } from './runner-model.js';
@@ -10,6 +11,8 @@ export interface DecidedInputs {
   actions: RunnerAction[];
   /** The queue's configuration changed: the runner reads the queue record again. */
   configChanged: boolean;
+  /** The queued entries in queue order after the last event (none: no event reached the engine). */
+  queued?: EngineEntry[];
 }
 
 /** Thrown when one input cannot be applied (a bug): the runner sets it aside instead of retrying it forever. */
@@ -40,6 +43,7 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   let readBase = false;
   const events: Array<TimedEvent & { item: InboxItem }> = [];
   const round = new RoundEntries(together);
+  let queued: EngineEntry[] | undefined;
   for (const item of items) {
     try {
       actions.push(...recordsFor(state, item, round));
@@ -47,7 +51,11 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
       const event = engineEventOf(item.input);
       if (event) {
         if (together) events.push({ event, at: Math.max(item.at, 0), item });
-        else actions.push(...decideInPlace(state, event, Math.max(item.at, 0)).actions);
+        else {
+          const decision = decideInPlace(state, event, Math.max(item.at, 0));
+          actions.push(...decision.actions);
+          queued = decision.queued;
+        }
       }
     } catch (error) {
       throw new PoisonInput(item, error);
@@ -59,7 +67,9 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   }
   if (events.length > 0) {
     try {
-      actions.push(...decideAllInPlace(state, events).actions);
+      const decision = decideAllInPlace(state, events);
+      actions.push(...decision.actions);
+      queued = decision.queued;
     } catch (error) {
       if (error instanceof EventNotApplied) throw new PoisonInput((events[error.index] as (typeof events)[number]).item, error.cause);
       throw new SettleFailed(error);
@@ -68,7 +78,7 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   // The branch head is asked for while unknown (a new queue, a restart, a first read the host refused):
   // on every decision until it is known, since nothing starts without it.
   if (readBase || state.baseSha === null) actions.push({ type: 'read_base_head' });
-  return { state, actions, configChanged };
+  return { state, actions, configChanged, ...(queued ? { queued } : {}) };
 }
 
 /** The queue could not be settled after inputs decided together: which input is to blame is found one by one. */
@@ -80,22 +90,18 @@ export class SettleFailed extends Error {
 
 /**
  * Which entries the engine holds as each input of a round is recorded. One by one, the state shows it. Decided
- * together, the state changes only once all are applied: what it held before (read once: a scan per input would
- * make a round of many submits cost the queue's length each), with what the inputs before this one add or end.
+ * together, the state changes only once all are applied: what it held before, with what the inputs before this
+ * one add or end.
  */
 class RoundEntries {
   private readonly arriving = new Set<string>();
   private readonly leaving = new Set<string>();
-  private heldBefore: Set<string> | null = null;
 
   constructor(private readonly together: boolean) {}
 
   held(state: EngineState, entryId: string): boolean {
-    if (!this.together) return state.entries.some((e) => e.id === entryId);
     if (this.leaving.has(entryId)) return false;
-    if (this.arriving.has(entryId)) return true;
-    this.heldBefore ??= new Set(state.entries.map((e) => e.id));
-    return this.heldBefore.has(entryId);
+    return this.arriving.has(entryId) || entryIndex(state.entries).has(entryId);
   }
 
   /** After the input's records: what it adds or ends is held, or not, for the inputs after it. */
@@ -158,7 +164,7 @@ export function loadState(snapshot: StoredSnapshot, decisions: StoredDecision[])
   return state;
 }
 
-/** 1-based places in line of the queued entries. */
-export function positionsOf(state: EngineState): Map<string, number> {
-  return new Map(queueOrder(state).map((entry, index) => [entry.id, index + 1]));
+/** 1-based places in line of the queued entries (in `queued`, the order a decision gave, when it is current). */
+export function positionsOf(state: EngineState, queued: readonly EngineEntry[] = queueOrder(state)): Map<string, number> {
+  return new Map(queued.map((entry, index) => [entry.id, index + 1]));
 }

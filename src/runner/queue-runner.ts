@@ -16,6 +16,7 @@ import { decideInputs, loadState, PoisonInput, positionsOf, SettleFailed } from 
 import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
 import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
+import { entryIndex } from '../engine/entry-index.js';
 import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
 
 /** The little of a logger the runner needs (pino fits). */
@@ -80,7 +81,9 @@ interface QueueWorker {
   /** The current outage of the queue's host, as the runner saw it. */
   outage: { since: number; attempts: number } | null;
   /** Queue-order positions (byEntry) and entries by id of the current state, computed once per version when a status needs them. */
-  places: { version: number; byEntry: Map<string, number>; entries: Map<string, EngineEntry> } | null;
+  places: { version: number; byEntry: Map<string, number> } | null;
+  /** The queue order the last decision gave, at its version (places in line come from it without sorting again). */
+  queued: { version: number; entries: EngineEntry[] } | null;
   /** Forecast merge times of the current state, computed once per version (and history read) when asked. */
   forecast?: { version: number; historyReadAt: number; byEntry: MergeForecast };
   /** The queue's recent CI durations and failure share, for the forecast. */
@@ -534,6 +537,7 @@ export class QueueRunner {
         return;
       }
       worker.version = version;
+      worker.queued = decided.queued ? { version, entries: decided.queued } : null;
       // As the log holds it (JSON), for the host-action loop.
       worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
       if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
@@ -617,6 +621,7 @@ export class QueueRunner {
       resumeRuns: [],
       outage: null,
       places: null,
+      queued: null,
       ciHistoryStaled: 0,
     };
     // Decisions not acted on yet; those before the snapshot (its compaction keeps them) only from the log.
@@ -693,17 +698,18 @@ export class QueueRunner {
       wake: () => void this.record(worker.queueId, { type: 'tick' }).catch((error: unknown) => this.options.log.warn({ err: error, queueId: worker.queueId }, 'queue wake-up failed')),
       positionOf: (entryId) => this.placesOf(worker).byEntry.get(entryId),
       queuedPullRequest: (entryId) => {
-        const entry = this.placesOf(worker).entries.get(entryId);
+        const entry = entryIndex(worker.state.entries).get(entryId);
         return entry ? { prNumber: entry.prNumber, headSha: entry.facts?.headSha ?? null } : undefined;
       },
       estimatedMergeAt: async (entryId) => (await this.forecastOf(worker)).byEntry.get(entryId),
     };
   }
 
-  /** The queue's order and entries by id in the current state, computed once per version when asked. */
+  /** Places in line in the current state, computed once per version when asked (from the order its decision gave). */
   private placesOf(worker: QueueWorker): NonNullable<QueueWorker['places']> {
     if (worker.places?.version !== worker.version) {
-      worker.places = { version: worker.version, byEntry: positionsOf(worker.state), entries: new Map(worker.state.entries.map((entry) => [entry.id, entry])) };
+      const queued = worker.queued?.version === worker.version ? worker.queued.entries : undefined;
+      worker.places = { version: worker.version, byEntry: positionsOf(worker.state, queued) };
     }
     return worker.places;
   }

@@ -8,6 +8,7 @@ import { overlaps } from '../../../src/engine/content.js';
 import { decide, decideAllInPlace } from '../../../src/engine/decide.js';
 import { initialEngineState } from '../../../src/engine/initial-state.js';
 import type { EngineAction, EngineEvent, EngineRun, EngineState, PrFacts } from '../../../src/engine/model.js';
+import { queueOrder } from '../../../src/engine/order.js';
 import type { QueueConfig } from '../../../src/domain/queue-config.js';
 import type { RequestedQueueState } from '../../../src/domain/queue-state.js';
 
@@ -136,6 +137,8 @@ export class World {
   private decideAndAct(events: Array<{ event: EngineEvent; at: number }>): void {
     const frozen = deepFreeze(structuredClone(this.state));
     const decision = events.length === 1 ? decide(frozen, (events[0] as { event: EngineEvent }).event, this.now) : decideAllInPlace(structuredClone(frozen), events);
+    // The order a decision hands out (the writer's places in line) is the queue's order after it.
+    expect(decision.queued?.map((e) => e.id)).toEqual(queueOrder(decision.state).map((e) => e.id));
     for (const { event } of events) this.events.push({ event, now: this.now });
     this.decisions.push(decision.actions);
     this.state = decision.state;
