@@ -77,6 +77,32 @@ export async function drive(options: {
 }
 
 /** Sequential calls, each timed: latency without queueing behind other requests. */
+/**
+ * Two kinds of call one after the other, alternating (a, b, a, b...): each side is timed under the same
+ * conditions (the database's size, background work, the collector), so their ratio says what differs between them.
+ */
+export async function timeInterleaved(
+  count: number,
+  a: (i: number) => Promise<void>,
+  b: (i: number) => Promise<void>,
+): Promise<[Awaited<ReturnType<typeof timeSequential>>, Awaited<ReturnType<typeof timeSequential>>]> {
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < count; i++) {
+    for (const [side, call] of [a, b].entries()) {
+      const started = performance.now();
+      await call(i);
+      times[side]?.push(performance.now() - started);
+    }
+  }
+  return [statsOf(times[0]), statsOf(times[1])];
+}
+
+function statsOf(times: number[]): { count: number; meanMs: number; p50Ms: number; p99Ms: number } {
+  const sorted = [...times].sort((x, y) => x - y);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+  return { count: sorted.length, meanMs: sorted.reduce((sum, t) => sum + t, 0) / sorted.length, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
 export async function timeSequential(count: number, call: (i: number) => Promise<void>): Promise<{ count: number; meanMs: number; p50Ms: number; p99Ms: number }> {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
@@ -84,7 +110,5 @@ export async function timeSequential(count: number, call: (i: number) => Promise
     await call(i);
     times.push(performance.now() - started);
   }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] as number;
-  return { count, meanMs: times.reduce((s, t) => s + t, 0) / times.length, p50Ms: at(0.5), p99Ms: at(0.99) };
+  return statsOf(times);
 }
