@@ -28,7 +28,8 @@ interface CachedQueue {
  * (`recorded`): only the entries the decision wrote are read again, mostly from
  * what the runner just wrote, so the first view after a change does not read the
  * whole queue either. Another replica's cache sees the cursor move and reads
- * every entry once.
+ * every entry once. Either way a queue is read whole at least once per
+ * `maxAgeMs`, for what no decision names.
  */
 export class EnqueuedEntriesCache {
   private readonly byQueue = new Map<string, CachedQueue>();
