@@ -22,12 +22,14 @@ afterAll(async () => {
   await h.close();
 });
 
-const repo = { host: 'sandbox', owner: 'demo', name: 'views' };
-const post = async (path: string, body: object) => {
-  const res = await h.post(path, { repo, targetBranch: 'main', ...body }, token);
+/** Calls on one sandbox repository's main queue, expecting 200. */
+const callsOn = (name: string) => async (path: string, body: object) => {
+  const res = await h.post(path, { repo: { host: 'sandbox', owner: 'demo', name }, targetBranch: 'main', ...body }, token);
   expect(res.statusCode).toBe(200);
   return res.json();
 };
+const repo = { host: 'sandbox', owner: 'demo', name: 'views' };
+const post = callsOn('views');
 
 /** The queries the view made on the collections views read, PR data and targets. */
 async function queriesOf(view: () => Promise<unknown>): Promise<number> {
@@ -63,12 +65,7 @@ test('getQueue and a listPullRequests page cost the same number of queries with 
 });
 
 test('getQueue reads no entry again while the runner has recorded nothing since the last view; a submit is seen at once', async () => {
-  const other = { host: 'sandbox', owner: 'demo', name: 'cached' };
-  const call = async (path: string, body: object) => {
-    const res = await h.post(path, { repo: other, targetBranch: 'main', ...body }, token);
-    expect(res.statusCode).toBe(200);
-    return res.json();
-  };
+  const call = callsOn('cached');
   await call('/v1/createQueue', {});
   await call('/v1/updateQueue', { state: 'PAUSED' });
   for (const n of [1, 2, 3]) await call('/v1/submitPullRequest', { pr: { number: n } });
@@ -113,12 +110,7 @@ test('a PR status read, repeated, costs a read of its entry and its targets: the
 });
 
 test('getQueue follows the decisions this replica records: after submits, a priority change, a cancel, a re-submit and target uploads it reads no queue of entries or target sets, and shows what the database holds', async () => {
-  const other = { host: 'sandbox', owner: 'demo', name: 'follows' };
-  const call = async (path: string, body: object) => {
-    const res = await h.post(path, { repo: other, targetBranch: 'main', ...body }, token);
-    expect(res.statusCode).toBe(200);
-    return res.json();
-  };
+  const call = callsOn('follows');
   const { id: queueId } = await call('/v1/createQueue', {});
   await call('/v1/updateQueue', { state: 'PAUSED' });
   for (const n of [1, 2, 3, 4, 5]) await call('/v1/submitPullRequest', { pr: { number: n } });
@@ -172,12 +164,7 @@ test('getQueue follows the decisions this replica records: after submits, a prio
 });
 
 test('what no decision names (an entry inserted by a submit that was never decided) shows once the followed view is older than its bound', async () => {
-  const other = { host: 'sandbox', owner: 'demo', name: 'bounded' };
-  const call = async (path: string, body: object) => {
-    const res = await h.post(path, { repo: other, targetBranch: 'main', ...body }, token);
-    expect(res.statusCode).toBe(200);
-    return res.json();
-  };
+  const call = callsOn('bounded');
   const { id: queueId } = await call('/v1/createQueue', {});
   await call('/v1/updateQueue', { state: 'PAUSED' });
   await call('/v1/submitPullRequest', { pr: { number: 1 } });
