@@ -124,14 +124,15 @@ export class EnqueuedEntriesCache {
     entries: readonly QueueEntryRecord[],
   ): Promise<Map<number, ImpactedTargetsRecord>> {
     const uploaded = new Set(change.targetsOf);
-    const stale = new Set(changed.filter((entry) => before.get(entry.id)?.facts?.headSha !== entry.facts?.headSha || !before.has(entry.id)));
+    // By PR: a PR both written and uploaded for is read once.
+    const stale = new Map(changed.filter((entry) => before.get(entry.id)?.facts?.headSha !== entry.facts?.headSha || !before.has(entry.id)).map((entry) => [entry.prNumber, entry]));
     // An upload's decision need not write the PR's entry: found in the queue (a pass over it only then).
-    if (uploaded.size > 0) for (const entry of entries) if (uploaded.has(entry.prNumber)) stale.add(entry);
-    const read = await targetsOf(stores, change.queueId, [...stale]);
+    if (uploaded.size > 0) for (const entry of entries) if (uploaded.has(entry.prNumber)) stale.set(entry.prNumber, entry);
+    const read = await targetsOf(stores, change.queueId, [...stale.values()]);
     const targets = new Map(kept);
     const staying = new Set(changed.map((entry) => entry.id));
     for (const entry of before.values()) if (!staying.has(entry.id)) targets.delete(entry.prNumber); // Left the queue.
-    for (const entry of stale) targets.delete(entry.prNumber);
+    for (const prNumber of stale.keys()) targets.delete(prNumber);
     for (const [prNumber, record] of read) targets.set(prNumber, record);
     return targets;
   }
