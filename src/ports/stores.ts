@@ -93,10 +93,17 @@ export interface EntryPageQuery {
 
 export interface QueueEntryStore {
   /**
-   * A new entry. `findable` settles once `find` by PR finds it from any replica (this process's finds wait for
-   * it already): a caller answers others only after it.
+   * A new entry written whole at once (fixtures and imports: a submit `claim`s its PR and the runner writes the
+   * entry). `findable` settles once `find` by PR finds it from any replica (this process's finds wait for it already).
    */
   insert(entry: Omit<QueueEntryRecord, 'id'>): Promise<{ ok: true; value: QueueEntryRecord; findable: Promise<void> } | { ok: false; reason: 'duplicate' }>;
+  /**
+   * A submission of a PR without an entry: claims the PR's key, holding the entry's first record, and answers
+   * the entry it stands for. The entry is written by the runner, its one writer, in the decision that takes the
+   * submission in (`recordTransitions`' `firsts`); until then `find` answers it as submitted. `duplicate`: the PR
+   * has an entry, or a submission of it waits for its decision.
+   */
+  claim(entry: Omit<QueueEntryRecord, 'id'>): Promise<{ ok: true; value: QueueEntryRecord } | { ok: false; reason: 'duplicate' }>;
   find(queueId: string, prNumber: number): Promise<QueueEntryRecord | null>;
   findById(id: string): Promise<QueueEntryRecord | null>;
   /*
@@ -106,8 +113,15 @@ export interface QueueEntryStore {
    */
   /** A state change with its timeline record; nothing when the entry is in that state already, or ended. */
   recordTransition(entryId: string, event: TimelineEvent, key: number): Promise<void>;
-  /** Several state changes at once, each as `recordTransition` would record it (one entry's in their order): one write for all. */
-  recordTransitions(changes: Array<{ entryId: string; event: TimelineEvent; key: number }>): Promise<void>;
+  /**
+   * Several state changes at once, each as `recordTransition` would record it (one entry's in their order): one write
+   * for all. `firsts`: claimed submissions the decision takes in, written whole with their changes and the priority
+   * and noBatch given (an entry written already gets only those).
+   */
+  recordTransitions(
+    changes: Array<{ entryId: string; event: TimelineEvent; key: number }>,
+    firsts?: Array<{ entryId: string; queueId: string; prNumber: number; priority?: number; noBatch?: boolean }>,
+  ): Promise<void>;
   /** A new attempt of an ended entry: back to NOT_READY at the end of its priority class. */
   recordResubmission(entryId: string, change: { attempt: number; priority: number; noBatch: boolean; at: Date }, key: number): Promise<void>;
   /** A timeline record without a state change (e.g. a restart of its tests). */

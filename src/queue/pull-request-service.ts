@@ -28,8 +28,9 @@ export interface PullRequestRef {
 /**
  * Submitting, cancelling and restarting pull requests: these use cases check
  * the request, record it in the queue's inbox and wait for the engine's
- * decision (database only). The runner alone writes entry state and reads
- * remote hosts; a new entry's first record is the only write made here.
+ * decision (database only). The runner alone writes entries and reads remote
+ * hosts; a new submission's claim on its PR (the key holding its first record)
+ * is the only write made here.
  */
 export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runner: QueueRunner, log: WarningLog, now: () => Date = () => new Date()) {
   // Requests for one PR are checked one at a time, so two concurrent submits of
@@ -136,10 +137,10 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           const targets = engineTargets(stores, queue.id, ref.prNumber, facts.value?.headSha);
           targets.catch(() => undefined); // Awaited below when the insert succeeds; a failed insert ends the request first.
           const at = now();
-          // Most submits are of PRs never seen: try the insert first (its unique key says when the PR has an entry).
+          // Most submits are of PRs never seen: claim the PR first (its unique key says when the PR has an entry).
           const priority = ref.priority ?? DEFAULT_PRIORITY;
           const noBatch = ref.noBatch ?? false;
-          const inserted = await stores.entries.insert({
+          const claimed = await stores.entries.claim({
             queueId: queue.id,
             prNumber: ref.prNumber,
             attempt: 1,
@@ -152,14 +153,14 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             facts: facts.value,
             timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
           });
-          if (inserted.ok) {
-            const submitted = await submittedEvent(queue, inserted.value, facts.value, priority, noBatch, ref.riskHint, targets);
-            // Its key is written while the engine decides: the answer waits for both, so others find what it shows.
-            const [entry] = await Promise.all([enqueue(queue, inserted.value, submitted, null, refresh), inserted.findable]);
+          if (claimed.ok) {
+            const submitted = await submittedEvent(queue, claimed.value, facts.value, priority, noBatch, ref.riskHint, targets);
+            const entry = await enqueue(queue, claimed.value, submitted, null, refresh);
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
             return succeed({ queue, entry, ...(withoutTargets ? { targets: null } : {}) });
           }
+          // The PR's entry, or its submission waiting for a decision (another replica's writer decides it).
           const existing = await stores.entries.find(queue.id, ref.prNumber);
           if (!existing) continue; // Deleted between the two: try again.
           if (existing.state === 'MERGED') return invalid(`Pull request #${ref.prNumber} is already merged.`);
@@ -176,8 +177,8 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : undefined);
             return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
-          // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so an entry whose
-          // first submit was never decided (its writer died before storing the decision) is taken in now.
+          // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so a submission never
+          // decided (its writer died before storing the decision) is taken in now.
           const submitted = await submittedEvent(queue, existing, known, ref.priority ?? existing.priority, ref.noBatch ?? existing.noBatch, ref.riskHint, facts.value ? targets : undefined);
           const decidedHere = await runner.dispatch(queue.id, submitted);
           return succeed({ queue, entry: await entryAfter(existing, decidedHere) });

@@ -128,16 +128,26 @@ function recordsFor(state: EngineState, item: InboxItem, round: RoundEntries): R
       const { entryId, priority, noBatch } = input.submitted;
       return [{ type: 'record_resubmission', entryId, attempt: input.attempt, priority, noBatch, at }];
     }
-    // A submit of an entry the engine holds changes only these (a new one's are in its first record).
+    // A submit of an entry the engine holds changes only these; a new one's are in its first record, which the
+    // runner writes now (from its request's claim, or kept as it is when the entry was written before).
     case 'submitted':
+      return held(input.entryId)
+        ? [{ type: 'record_priority', entryId: input.entryId, priority: input.priority, noBatch: input.noBatch }]
+        : [{ type: 'record_entry', entryId: input.entryId, prNumber: input.prNumber, priority: input.priority, noBatch: input.noBatch }];
     case 'priority_changed':
       return held(input.entryId) ? [{ type: 'record_priority', entryId: input.entryId, priority: input.priority, noBatch: input.noBatch }] : [];
     case 'restart_requested': {
       return [{ type: 'record_timeline', entryId: input.entryId, reason: 'restart_requested', at }];
     }
     case 'cancel_requested':
-      // An entry the engine does not hold (never decided, or stored before it): it still ends CANCELLED.
-      return held(input.entryId) ? [] : [{ type: 'publish_status', entryId: input.entryId, prNumber: input.prNumber, state: 'CANCELLED', reason: 'user_requested' }];
+      // An entry the engine does not hold (a submission never decided, or stored before it): it still ends
+      // CANCELLED, written from its submission's claim when nothing wrote it yet.
+      return held(input.entryId)
+        ? []
+        : [
+            { type: 'record_entry', entryId: input.entryId, prNumber: input.prNumber },
+            { type: 'publish_status', entryId: input.entryId, prNumber: input.prNumber, state: 'CANCELLED', reason: 'user_requested' },
+          ];
     case 'refresh_pull_request':
       return [{ type: 'refresh_pull_request', prNumber: input.prNumber }];
     case 'pr_facts_read':

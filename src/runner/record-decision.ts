@@ -21,13 +21,21 @@ export async function recordDecision(ctx: ActionContext, version: number, action
   // State changes are written for many PRs at once (one PR's in order): a decision about 60 concurrent
   // submits waits for one write, not 120 one after another. They are held back past events and wake-ups
   // (which read no entry state) and written before any other effect, which stays in order.
+  // New entries go with them: each written whole, its first state changes included (an insert, not an update).
   let transitions: Array<{ entryId: string; event: TimelineEvent; key: number }> = [];
+  let firsts: Parameters<typeof stores.entries.recordTransitions>[1] & object = [];
   const writeTransitions = async () => {
-    if (transitions.length > 0) await stores.entries.recordTransitions(transitions);
+    if (transitions.length > 0 || firsts.length > 0) await stores.entries.recordTransitions(transitions, firsts);
     transitions = [];
+    firsts = [];
   };
   for (const [index, action] of actions.entries()) {
     const key = version * KEYS_PER_DECISION + index;
+    if (action.type === 'record_entry') {
+      const { type: _type, ...first } = action;
+      firsts.push({ ...first, queueId: ctx.queue.id });
+      continue;
+    }
     if (action.type === 'publish_status') {
       const at = new Date(ctx.now());
       transitions.push({ entryId: action.entryId, event: { at, state: action.state, reason: action.reason, ...(action.detail ? { detail: action.detail } : {}) }, key });
@@ -98,6 +106,7 @@ export function entriesRecorded(items: readonly InboxItem[], actions: readonly R
   for (const action of actions) {
     switch (action.type) {
       case 'publish_status':
+      case 'record_entry':
       case 'record_resubmission':
       case 'record_priority':
       case 'record_timeline':

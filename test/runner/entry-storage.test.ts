@@ -190,3 +190,75 @@ test('a key left naming an entry that was never written (stored before entries c
   await inserted.findable;
   expect((await stores.entries.find(queueId.toHexString(), 6))?.id).toBe(inserted.value.id);
 });
+
+describe('claims: a submission is its key until the runner writes its entry', () => {
+  const submission = (queueId: string, prNumber: number, at: Date) => ({
+    queueId,
+    prNumber,
+    attempt: 1,
+    state: 'NOT_READY' as const,
+    priority: 100,
+    noBatch: false,
+    submittedAt: at,
+    stateChangedAt: at,
+    concludedAt: null,
+    facts,
+    timeline: [{ at, state: 'NOT_READY' as const, reason: 'submitted' as const }],
+  });
+  const entriesOf = (queueId: string) => client.db().collection('queue_entries').countDocuments({ queueId: new ObjectId(queueId) });
+
+  test('found as submitted before its decision; written whole with its first changes by the decision, once; a second claim is a duplicate', async () => {
+    const queueId = new ObjectId().toHexString();
+    const at = new Date('2026-10-10T10:00:00Z');
+    const claimed = await stores.entries.claim(submission(queueId, 1, at));
+    if (!claimed.ok) throw new Error('not claimed');
+    expect(await entriesOf(queueId)).toBe(0);
+    expect(await stores.entries.findById(claimed.value.id)).toBeNull();
+    const found = await stores.entries.find(queueId, 1);
+    expect(found).toMatchObject({ id: claimed.value.id, state: 'NOT_READY', facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+    expect(await stores.entries.claim(submission(queueId, 1, at))).toEqual({ ok: false, reason: 'duplicate' });
+
+    const queuedAt = new Date('2026-10-10T10:00:01Z');
+    const first = { entryId: claimed.value.id, queueId, prNumber: 1 };
+    await stores.entries.recordTransitions([{ entryId: claimed.value.id, event: { at: queuedAt, state: 'PENDING', reason: 'ready' }, key: 100_000 }], [first]);
+    const written = await stores.entries.findById(claimed.value.id);
+    expect(written).toMatchObject({ state: 'PENDING', stateChangedAt: queuedAt, submittedAt: at, facts, recordedKey: 100_000 });
+    expect(written?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING']);
+    expect(stores.entries.lastWritten(claimed.value.id)).toEqual(written);
+    expect(await stores.entries.find(queueId, 1)).toEqual(written);
+    // The decision recorded again (a replay after a crash): nothing changes, nothing is written twice.
+    await stores.entries.recordTransitions([{ entryId: claimed.value.id, event: { at: new Date(), state: 'PENDING', reason: 'ready' }, key: 100_000 }], [first]);
+    expect(await entriesOf(queueId)).toBe(1);
+    expect(await stores.entries.findById(claimed.value.id)).toEqual(written);
+  });
+
+  test('claimed on another replica: this runner writes the entry from the key, also when the decision leaves it NOT_READY', async () => {
+    const other = await openMongoStores({ uri: database.uri });
+    try {
+      const queueId = new ObjectId().toHexString();
+      const at = new Date('2026-10-11T10:00:00Z');
+      const claimed = await other.entries.claim(submission(queueId, 2, at));
+      if (!claimed.ok) throw new Error('not claimed');
+      await stores.entries.recordTransitions([], [{ entryId: claimed.value.id, queueId, prNumber: 2 }]);
+      const written = await stores.entries.findById(claimed.value.id);
+      expect(written).toMatchObject({ state: 'NOT_READY', submittedAt: at, facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+      // The claiming replica's runner, the writer again later, finds it written: it adds its change, nothing more.
+      other.entries.forgetWritten(queueId);
+      await other.entries.recordTransitions([{ entryId: claimed.value.id, event: { at, state: 'CANCELLED', reason: 'user_requested' }, key: 200_000 }], [{ entryId: claimed.value.id, queueId, prNumber: 2 }]);
+      expect(await entriesOf(queueId)).toBe(1);
+      expect((await stores.entries.findById(claimed.value.id))?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'CANCELLED']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a decision naming an entry nobody claimed writes nothing; a key naming no entry and holding no submission is taken over', async () => {
+    const queueId = new ObjectId();
+    await stores.entries.recordTransitions([], [{ entryId: new ObjectId().toHexString(), queueId: queueId.toHexString(), prNumber: 3 }]);
+    expect(await entriesOf(queueId.toHexString())).toBe(0);
+    await client.db().collection('queue_entry_keys').insertOne({ _id: `${queueId.toHexString()}:3` as unknown as ObjectId, queueId, entryId: new ObjectId() });
+    const claimed = await stores.entries.claim(submission(queueId.toHexString(), 3, new Date('2026-10-12T10:00:00Z')));
+    if (!claimed.ok) throw new Error('not taken over');
+    expect((await stores.entries.find(queueId.toHexString(), 3))?.id).toBe(claimed.value.id);
+  });
+});

@@ -7,7 +7,7 @@
 import type { TestRunRecord } from '../../src/domain/records.js';
 import { gitHostRegistry } from '../../src/ports/git-host.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
-import { insertEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const db = useRunnerDatabase('forecast_history');
 
@@ -16,7 +16,7 @@ const host = quietHost({ startTestRun: async (request) => ({ ok: true, testBranc
 test('a history read under way while a finished run is recorded is not kept: the next forecast counts the run', async () => {
   const at = new Date();
   const queueId = (await insertQueue(db.stores, 'forecast', { at })).id;
-  const { submitted } = await insertEntry(db.stores, queueId, 1, { at });
+  const { submitted } = await claimEntry(db.stores, queueId, 1, { at });
 
   // The first history read waits until released: it began before the run finished.
   let release: (() => void) | null = null;

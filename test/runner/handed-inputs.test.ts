@@ -9,7 +9,7 @@ import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { gitHostRegistry } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
-import { insertEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const db = useRunnerDatabase('handed');
 const host = quietHost();
@@ -18,7 +18,7 @@ let repoCounter = 0;
 async function queueWithEntries(count: number) {
   const queue = await insertQueue(db.stores, `handed${++repoCounter}`, { config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 2 } });
   const submits = [];
-  for (let n = 1; n <= count; n++) submits.push((await insertEntry(db.stores, queue.id, n)).submitted);
+  for (let n = 1; n <= count; n++) submits.push((await claimEntry(db.stores, queue.id, n)).submitted);
   return { queue, submits };
 }
 

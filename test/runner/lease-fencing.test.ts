@@ -7,7 +7,7 @@
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
-import { insertEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const TTL = 30_000;
 
@@ -31,7 +31,7 @@ let repoCounter = 0;
 /** A queue whose base is known, and an entry for PR 1 ready to be submitted. */
 async function queueWithEntry() {
   const queue = await insertQueue(db.stores, `lease${++repoCounter}`);
-  return { queue, ...(await insertEntry(db.stores, queue.id, 1)) };
+  return { queue, ...(await claimEntry(db.stores, queue.id, 1)) };
 }
 
 function runner(owner: string, host: GitHost, clock: { now: number }, engine = db.stores.engine) {
@@ -75,7 +75,9 @@ test('a writer whose lease expires mid-decision neither persists nor acts; the n
   stall = false;
   expect(hostA.started).toEqual([]);
   expect((await db.stores.engine.decisionsAfter(queue.id, 0, 100)).length).toBe(versionsBefore);
-  expect((await db.stores.entries.findById(entryId))?.state).toBe('NOT_READY');
+  // Not decided: the submission is still only its claim (answered as submitted), no entry written.
+  expect((await db.stores.entries.find(queue.id, 1))?.state).toBe('NOT_READY');
+  expect(await db.stores.entries.findById(entryId)).toBeNull();
 
   // The lease A held has run out: B takes over, decides the submit and starts its run.
   await b.start();

@@ -8,7 +8,7 @@
 import { gitHostRegistry } from '../../src/ports/git-host.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
 import { waitFor } from '../support/wait-for.js';
-import { insertEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const db = useRunnerDatabase('undecidable');
 const hosts = gitHostRegistry({ 'fake.example': quietHost() });
@@ -32,7 +32,7 @@ test('a stored state that cannot be decided keeps its inputs and is retried per 
   const log = { info() {}, warn() {}, error: (_fields: unknown, message: string) => void errors.push(message) };
   const runner = new QueueRunner({ stores: { ...stores, engine: countingEngine }, hosts, log, owner: 'second', pollMs: 100 });
   await runner.start();
-  const { entryId, submitted } = await insertEntry(stores, queueId, 7, { facts: null });
+  const { entryId, submitted } = await claimEntry(stores, queueId, 7, { facts: null });
   // Not decided: the request is told so (its input waits in the inbox), instead of the input being dropped.
   expect(await runner.dispatch(queueId, submitted)).toBe(false);
   loads = 0;

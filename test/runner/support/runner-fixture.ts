@@ -1,7 +1,7 @@
 /**
  * What the runner's tests on a real database share: the file's own database
  * and stores, a host double that starts runs and refuses nothing it is not
- * asked about, a queue and entries written as the API writes them.
+ * asked about, a queue and submissions recorded as the API records them.
  */
 import { openMongoStores } from '../../../src/adapters/mongo/mongo-stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../../src/domain/queue-config.js';
@@ -76,11 +76,11 @@ export async function insertQueue(stores: Stores, name: string, change: Partial<
   return inserted.value;
 }
 
-/** A PR's entry as a submit writes it (NOT_READY), and the submit input the runner is then given. */
-export async function insertEntry(stores: Stores, queueId: string, prNumber: number, options: { facts?: PullRequestFacts | null; at?: Date } = {}) {
+/** A PR's submission as a submit records it (its claim; the runner writes the entry), and the submit input the runner is then given. */
+export async function claimEntry(stores: Stores, queueId: string, prNumber: number, options: { facts?: PullRequestFacts | null; at?: Date } = {}) {
   const at = options.at ?? new Date(0);
   const facts = options.facts === undefined ? prFacts(prNumber) : options.facts;
-  const entry = await stores.entries.insert({
+  const entry = await stores.entries.claim({
     queueId,
     prNumber,
     attempt: 1,

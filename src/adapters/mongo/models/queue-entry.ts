@@ -66,10 +66,17 @@ export function queueEntryModel(connection: Connection) {
  * `<queue id>:<PR number>` → entry id. Finding a PR's entry is then two lookups
  * by _id, the only ones FerretDB answers from an index (a query on queueId and
  * prNumber reads every entry of every queue). Taken before the entry is written:
- * the unique key is also what makes one entry per PR per queue.
+ * the unique key is also what makes one entry per PR per queue. A submit's key
+ * holds the entry's first record (`pending`) until the runner, the entry's one
+ * writer, writes the entry in the decision that takes it in.
  */
 const queueEntryKeySchema = new Schema(
-  { _id: { type: String, required: true }, queueId: { type: Schema.Types.ObjectId, required: true }, entryId: { type: Schema.Types.ObjectId, required: true } },
+  {
+    _id: { type: String, required: true },
+    queueId: { type: Schema.Types.ObjectId, required: true },
+    entryId: { type: Schema.Types.ObjectId, required: true },
+    pending: { type: Schema.Types.Mixed, default: undefined },
+  },
   { collection: 'queue_entry_keys', versionKey: false },
 );
 queueEntryKeySchema.index({ queueId: 1 });

@@ -1,0 +1,69 @@
+/**
+ * A submit writes only its claim on the PR (the key holding the entry's first
+ * record); the runner, the entry's one writer, writes the entry in the decision
+ * that takes it in. A claim whose decision never came (its writer died between
+ * the two) is taken in by the next submit of the PR, or ended by a cancel.
+ */
+import { gitHostRegistry } from '../../src/ports/git-host.js';
+import type { Stores } from '../../src/ports/stores.js';
+import { pullRequestService } from '../../src/queue/pull-request-service.js';
+import { QueueRunner } from '../../src/runner/queue-runner.js';
+import { claimEntry, insertQueue, prFacts, quietHost, silentLog as silent, useRunnerDatabase } from './support/runner-fixture.js';
+
+const db = useRunnerDatabase('claimed_submissions');
+
+function serviceOn(name: string) {
+  const { stores } = db;
+  const host = { ...quietHost({ readPullRequest: async (_repo, n) => ({ ...prFacts(n), readAt: new Date() }) }), answersLocally: true as const };
+  const hosts = gitHostRegistry({ 'fake.example': host });
+  const runner = new QueueRunner({ stores, hosts, log: silent, owner: `runner-${name}`, pollMs: 60_000 });
+  // What the use cases write to entries themselves, apart from the runner's writes.
+  const handlerWrites: string[] = [];
+  const entries = stores.entries;
+  const counted: Stores = {
+    ...stores,
+    entries: {
+      ...entries,
+      claim: (...args) => (handlerWrites.push('claim'), entries.claim(...args)),
+      insert: (...args) => (handlerWrites.push('insert'), entries.insert(...args)),
+      recordTransitions: (...args) => (handlerWrites.push('recordTransitions'), entries.recordTransitions(...args)),
+      setFacts: (...args) => (handlerWrites.push('setFacts'), entries.setFacts(...args)),
+    },
+  };
+  return { runner, service: pullRequestService(counted, hosts, runner, silent), handlerWrites };
+}
+
+test('a submit writes its claim and nothing else; the runner writes the entry, decided, before the submit is answered', async () => {
+  const queue = await insertQueue(db.stores, 'claims', { requestedState: 'PAUSED' });
+  const { runner, service, handlerWrites } = serviceOn('claims');
+  const answer = await service.submit({ repo: queue.repo, targetBranch: 'main', prNumber: 1 });
+  if (!answer.ok) throw new Error(answer.failure.message);
+  expect(handlerWrites).toEqual(['claim']);
+  const stored = await db.stores.entries.findById(answer.value.entry.id);
+  expect(stored?.state).toBe('PENDING');
+  expect(stored?.timeline.map((e) => [e.state, e.reason])).toEqual([
+    ['NOT_READY', 'submitted'],
+    ['PENDING', 'ready'],
+  ]);
+  expect(answer.value.entry).toEqual(stored);
+  await runner.stop();
+});
+
+test('a claim whose decision never came is taken in by the next submit of the PR; another is ended by a cancel', async () => {
+  const queue = await insertQueue(db.stores, 'lost', { requestedState: 'PAUSED' });
+  // Two submits whose writer died after claiming: no decision names them, no entry is written.
+  const lost = await claimEntry(db.stores, queue.id, 1);
+  const cancelled = await claimEntry(db.stores, queue.id, 2);
+  expect(await db.stores.entries.findById(lost.entryId)).toBeNull();
+  const { runner, service } = serviceOn('lost');
+  const again = await service.submit({ repo: queue.repo, targetBranch: 'main', prNumber: 1, priority: 50 });
+  if (!again.ok) throw new Error(again.failure.message);
+  expect(again.value.entry.id).toBe(lost.entryId);
+  expect(await db.stores.entries.findById(lost.entryId)).toMatchObject({ state: 'PENDING', priority: 50 });
+  const cancel = await service.cancel({ repo: queue.repo, targetBranch: 'main', prNumber: 2 });
+  if (!cancel.ok) throw new Error(cancel.failure.message);
+  const ended = await db.stores.entries.findById(cancelled.entryId);
+  expect(ended?.state).toBe('CANCELLED');
+  expect(ended?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'CANCELLED']);
+  await runner.stop();
+});
