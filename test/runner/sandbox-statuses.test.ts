@@ -4,6 +4,7 @@
  * too (upsert), and a later status replaces an earlier one.
  */
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
+import { defaultPullRequest } from '../../src/adapters/sandbox/sandbox-repository.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
 
@@ -29,4 +30,20 @@ test('statuses written at once each reach their own PR, and the last one written
   for (const pr of prs) {
     expect(pr.queueStatus).toEqual(pr.number % 3 === 0 ? { state: 'TESTING', reason: 'test_started' } : { state: 'PENDING', reason: 'ready', position: pr.number });
   }
+});
+
+test('a PR stored before (shaped by a demo) keeps what it is when a status for it goes in the same write as statuses for PRs never stored', async () => {
+  const repoKey = 'sandbox/demo/mixed';
+  await stores.sandbox.savePullRequest(repoKey, { ...defaultPullRequest(repoKey, 2), title: 'Shaped' });
+  // PR 2 is stored; 1 and 3 are not; 3 gets two statuses in the same write, in order.
+  await Promise.all([
+    stores.sandbox.setQueueStatus(repoKey, 1, { state: 'PENDING', reason: 'ready', position: 1 }),
+    stores.sandbox.setQueueStatus(repoKey, 2, { state: 'PENDING', reason: 'ready', position: 2 }),
+    stores.sandbox.setQueueStatus(repoKey, 3, { state: 'PENDING', reason: 'ready', position: 3 }),
+    stores.sandbox.setQueueStatus(repoKey, 3, { state: 'TESTING', reason: 'test_started' }),
+  ]);
+  const [one, two, three] = await stores.sandbox.pullRequests(repoKey, [1, 2, 3]).then((prs) => [1, 2, 3].map((n) => prs.find((pr) => pr.number === n)));
+  expect(one?.queueStatus).toEqual({ state: 'PENDING', reason: 'ready', position: 1 });
+  expect(two).toMatchObject({ title: 'Shaped', queueStatus: { state: 'PENDING', reason: 'ready', position: 2 } });
+  expect(three?.queueStatus).toEqual({ state: 'TESTING', reason: 'test_started' });
 });
