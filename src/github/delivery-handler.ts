@@ -33,17 +33,21 @@ export class DeliveryHandler {
     return this.options.now?.() ?? new Date();
   }
 
-  /** Handles it in the background. */
+  /** Handles a delivery just recorded (its first attempt, counted by the record) in the background. */
   handleSoon(delivery: ReceivedDelivery): void {
-    const work = this.handle(delivery).finally(() => this.inFlight.delete(work));
+    const work = this.handle(delivery, true).finally(() => this.inFlight.delete(work));
     this.inFlight.add(work);
   }
 
-  /** One attempt; true when the handlers succeeded (or another replica has this attempt). */
-  async handle(delivery: ReceivedDelivery): Promise<boolean> {
+  /**
+   * One attempt; true when the handlers succeeded (or another replica has this attempt). `received`: the
+   * delivery was just recorded, with its first attempt counted; else this is a retry, counted now.
+   */
+  async handle(delivery: ReceivedDelivery, received = false): Promise<boolean> {
     const { deliveries, receiver, log } = this.options;
     try {
-      if (!(await deliveries.startAttempt(delivery.id, this.now()))) return true;
+      const claimed = received ? await deliveries.claimAttempt(delivery.id, 1, delivery.receivedAt) : await deliveries.startAttempt(delivery.id, this.now());
+      if (!claimed) return true;
       await receiver.receive({ id: delivery.id, name: delivery.name, payload: JSON.parse(delivery.payloadJson) as unknown });
       await deliveries.handled(delivery.id, this.now());
       return true;

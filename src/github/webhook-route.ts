@@ -46,14 +46,15 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
         return sendError(reply, 400, 'The webhook payload is not valid JSON.');
       }
       const inline = Buffer.byteLength(body) > MAX_RECORDED_BODY_BYTES;
-      if (!(await options.deliveries.record({ id, name, payloadJson: inline ? '' : body, receivedAt: now() }))) {
+      const receivedAt = now();
+      if (!(await options.deliveries.record({ id, name, payloadJson: inline ? '' : body, receivedAt }))) {
         request.log.info({ delivery: id, event: name }, 'webhook delivery already received');
         return reply.code(200).type('text/plain; charset=utf-8').send('Already received.');
       }
-      const delivery = { id, name, payloadJson: body, receivedAt: now(), attempts: 0, lastAttemptAt: null };
+      const delivery = { id, name, payloadJson: body, receivedAt, attempts: 1, lastAttemptAt: receivedAt };
       if (inline) {
         // Too large to record: handled now, and refused if that fails so GitHub's redelivery can retry it.
-        if (!(await options.handler.handle(delivery))) {
+        if (!(await options.handler.handle(delivery, true))) {
           await options.deliveries.forget(id);
           return sendError(reply, 500, 'The webhook could not be handled; redeliver it.');
         }

@@ -16,11 +16,16 @@ export interface ReceivedDelivery {
 }
 
 export interface DeliveryStore {
-  /** Records a delivery until it is handled; false when this id was received before (atomic: a unique key). */
-  record(delivery: { id: string; name: string; payloadJson: string; receivedAt: Date }): Promise<boolean>;
   /**
-   * Starts a handling attempt: counts it and claims it under a unique key, so
-   * one replica handles each attempt. False when another replica claimed it.
+   * Records a delivery until it is handled, its first handling attempt counted (the replica that receives it
+   * handles it at once: `claimAttempt(id, 1)`); false when this id was received before (atomic: a unique key).
+   */
+  record(delivery: { id: string; name: string; payloadJson: string; receivedAt: Date }): Promise<boolean>;
+  /** Claims attempt `attempt` of a delivery under a unique key, so one replica makes each. False when another did. */
+  claimAttempt(id: string, attempt: number, at: Date): Promise<boolean>;
+  /**
+   * Starts a later handling attempt (a retry): counts it and claims it (`claimAttempt`). False when another
+   * replica claimed it.
    */
   startAttempt(id: string, at: Date): Promise<boolean>;
   /** Handled: the payload is dropped, the id kept (redeliveries are recognised). */

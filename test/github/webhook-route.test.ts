@@ -18,7 +18,13 @@ function memoryDeliveries(): DeliveryStore {
   return {
     async record(delivery) {
       if (byId.has(delivery.id)) return false;
-      byId.set(delivery.id, { ...delivery, attempts: 0, lastAttemptAt: null, handled: false });
+      byId.set(delivery.id, { ...delivery, attempts: 1, lastAttemptAt: delivery.receivedAt, handled: false });
+      return true;
+    },
+    async claimAttempt(id, attempt) {
+      const key = `${id}:${attempt}`;
+      if (attempts.has(key)) return false;
+      attempts.add(key);
       return true;
     },
     async startAttempt(id, at) {
@@ -26,10 +32,7 @@ function memoryDeliveries(): DeliveryStore {
       if (!delivery) return false;
       delivery.attempts += 1;
       delivery.lastAttemptAt = at;
-      const key = `${id}:${delivery.attempts}`;
-      if (attempts.has(key)) return false;
-      attempts.add(key);
-      return true;
+      return this.claimAttempt(id, delivery.attempts, at);
     },
     async handled(id) {
       const delivery = byId.get(id);

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
 import type { DeliveryStore, ReceivedDelivery } from '../../ports/delivery-store.js';
 import { isDuplicateKeyError } from './errors.js';
+import { GroupedWrites } from './grouped-writes.js';
 
 const deliverySchema = new Schema(
   {
@@ -12,6 +14,8 @@ const deliverySchema = new Schema(
     lastAttemptAt: { type: Date, default: null },
     lastError: { type: String, default: null },
     handledAt: { type: Date, default: null },
+    /** Names the write that recorded it (a group's write is told apart from an earlier receipt of the same id). */
+    receipt: { type: String },
   },
   { collection: 'webhook_deliveries', versionKey: false },
 );
@@ -19,36 +23,58 @@ deliverySchema.index({ receivedAt: 1 });
 deliverySchema.index({ handledAt: 1, receivedAt: 1 });
 
 /** One document per handling attempt: the unique _id lets one replica take each. */
-const attemptSchema = new Schema({ _id: { type: String, required: true }, at: { type: Date, required: true } }, { collection: 'webhook_delivery_attempts', versionKey: false });
+const attemptSchema = new Schema(
+  { _id: { type: String, required: true }, at: { type: Date, required: true }, claim: { type: String } },
+  { collection: 'webhook_delivery_attempts', versionKey: false },
+);
 attemptSchema.index({ at: 1 });
 
 type Doc = { _id: string; name: string; payloadJson: string | null; receivedAt: Date; attempts?: number; lastAttemptAt?: Date | null };
 
+/** An insert under a unique key: true when written, false when the key was taken. */
+async function inserted(write: Promise<void>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isDuplicateKeyError(error)) return false;
+    throw error;
+  }
+}
+
 export function mongoDeliveryStore(connection: Connection): DeliveryStore {
   const Deliveries = connection.model('WebhookDelivery', deliverySchema);
   const Attempts = connection.model('WebhookDeliveryAttempt', attemptSchema);
+  // Deliveries arriving together, and their first attempts, go as one insert each (see GroupedWrites): a
+  // delivery costs two inserts in groups, no read and no update (an update costs the local FerretDB about five
+  // inserts). A document the group wrote before failing is known by the random id its write gave it. Written
+  // whole: a lean insert applies no schema defaults.
+  type DeliveryDoc = { _id: string; name: string; payloadJson: string; receivedAt: Date; attempts: number; lastAttemptAt: Date; lastError: null; handledAt: null; receipt: string };
+  const deliveryInserts = new GroupedWrites<DeliveryDoc>(
+    (docs) => Deliveries.insertMany(docs, { lean: true }),
+    (doc) => Deliveries.insertMany([doc], { lean: true }),
+    async (doc) => (await Deliveries.findById(doc._id).lean<{ receipt?: string }>())?.receipt === doc.receipt,
+  );
+  type AttemptDoc = { _id: string; at: Date; claim: string };
+  const attemptInserts = new GroupedWrites<AttemptDoc>(
+    (docs) => Attempts.insertMany(docs, { lean: true }),
+    (doc) => Attempts.insertMany([doc], { lean: true }),
+    async (doc) => (await Attempts.findById(doc._id).lean<AttemptDoc>())?.claim === doc.claim,
+  );
+  const claimAttempt: DeliveryStore['claimAttempt'] = (id, attempt, at) => inserted(attemptInserts.write({ _id: `${id}:${attempt}`, at, claim: randomUUID() }));
   return {
-    async record(delivery) {
-      try {
-        await Deliveries.create({ _id: String(delivery.id), name: delivery.name, payloadJson: delivery.payloadJson, receivedAt: delivery.receivedAt });
-        return true;
-      } catch (error) {
-        if (isDuplicateKeyError(error)) return false;
-        throw error;
-      }
+    record(delivery) {
+      const { id, name, payloadJson, receivedAt } = delivery;
+      const doc = { _id: String(id), name, payloadJson, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastError: null, handledAt: null, receipt: randomUUID() };
+      return inserted(deliveryInserts.write(doc));
     },
+    claimAttempt,
     async startAttempt(id, at) {
       const doc = await Deliveries.findById(String(id)).lean<Doc>();
       if (!doc) return false;
       const attempt = (doc.attempts ?? 0) + 1;
       await Deliveries.updateOne({ _id: String(id) }, { $set: { attempts: attempt, lastAttemptAt: at } });
-      try {
-        await Attempts.create({ _id: `${id}:${attempt}`, at });
-        return true;
-      } catch (error) {
-        if (isDuplicateKeyError(error)) return false;
-        throw error;
-      }
+      return claimAttempt(id, attempt, at);
     },
     async handled(id, at) {
       await Deliveries.updateOne({ _id: String(id) }, { $set: { handledAt: at, payloadJson: null, lastError: null } });
