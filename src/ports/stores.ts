@@ -116,10 +116,12 @@ export interface QueueEntryStore {
   /**
    * Several state changes at once, each as `recordTransition` would record it (one entry's in their order): one write
    * for all. `firsts`: claimed submissions the decision takes in, written whole with their changes and the priority
-   * and noBatch given (an entry written already gets only those).
+   * and noBatch given (an entry written already gets only those). A change naming its PR (`claim`) to an entry not
+   * written yet writes it from its claim too (a submission decided by a writer that did not write it: an older
+   * release during a rolling upgrade).
    */
   recordTransitions(
-    changes: Array<{ entryId: string; event: TimelineEvent; key: number }>,
+    changes: Array<{ entryId: string; event: TimelineEvent; key: number; claim?: { queueId: string; prNumber: number } }>,
     firsts?: Array<{ entryId: string; queueId: string; prNumber: number; priority?: number; noBatch?: boolean }>,
   ): Promise<void>;
   /** A new attempt of an ended entry: back to NOT_READY at the end of its priority class. */

@@ -1,4 +1,3 @@
-import type { TimelineEvent } from '../domain/records.js';
 import type { InboxItem, RunnerAction } from './runner-model.js';
 import { recordRunCancelled, recordRunStart, type ActionContext } from './execute-actions.js';
 import { outgoingEvents } from './webhook-events.js';
@@ -22,7 +21,7 @@ export async function recordDecision(ctx: ActionContext, version: number, action
   // submits waits for one write, not 120 one after another. They are held back past events and wake-ups
   // (which read no entry state) and written before any other effect, which stays in order.
   // New entries go with them: each written whole, its first state changes included (an insert, not an update).
-  let transitions: Array<{ entryId: string; event: TimelineEvent; key: number }> = [];
+  let transitions: Parameters<typeof stores.entries.recordTransitions>[0] = [];
   let firsts: Parameters<typeof stores.entries.recordTransitions>[1] & object = [];
   const writeTransitions = async () => {
     if (transitions.length > 0 || firsts.length > 0) await stores.entries.recordTransitions(transitions, firsts);
@@ -38,7 +37,8 @@ export async function recordDecision(ctx: ActionContext, version: number, action
     }
     if (action.type === 'publish_status') {
       const at = new Date(ctx.now());
-      transitions.push({ entryId: action.entryId, event: { at, state: action.state, reason: action.reason, ...(action.detail ? { detail: action.detail } : {}) }, key });
+      const event = { at, state: action.state, reason: action.reason, ...(action.detail ? { detail: action.detail } : {}) };
+      transitions.push({ entryId: action.entryId, event, key, claim: { queueId: ctx.queue.id, prNumber: action.prNumber } });
       continue;
     }
     if (action.type !== 'emit' && action.type !== 'wake_at') await writeTransitions();

@@ -262,3 +262,24 @@ describe('claims: a submission is its key until the runner writes its entry', ()
     expect((await stores.entries.find(queueId.toHexString(), 3))?.id).toBe(claimed.value.id);
   });
 });
+
+test('a state change naming its PR, to an entry never written (decided by a writer of an older release), writes it from its claim', async () => {
+  const queueId = new ObjectId().toHexString();
+  const at = new Date('2026-10-13T10:00:00Z');
+  const other = await openMongoStores({ uri: database.uri });
+  try {
+    // Claimed on another replica; the decision that took it in wrote nothing (its writer did not know claims).
+    const claimed = await other.entries.claim({ queueId, prNumber: 5, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+    if (!claimed.ok) throw new Error('not claimed');
+    const testing = new Date('2026-10-13T10:05:00Z');
+    // Without the PR named, a change to an entry never written writes nothing (as before claims).
+    await stores.entries.recordTransitions([{ entryId: claimed.value.id, event: { at: testing, state: 'TESTING', reason: 'test_started' }, key: 300_000 }]);
+    expect(await stores.entries.findById(claimed.value.id)).toBeNull();
+    await stores.entries.recordTransitions([{ entryId: claimed.value.id, event: { at: testing, state: 'TESTING', reason: 'test_started' }, key: 300_000, claim: { queueId, prNumber: 5 } }]);
+    const written = await stores.entries.findById(claimed.value.id);
+    expect(written?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'TESTING']);
+    expect(written).toMatchObject({ state: 'TESTING', submittedAt: at, facts });
+  } finally {
+    await other.close();
+  }
+});

@@ -247,6 +247,8 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
     for (const { entryId } of firsts) byEntry.set(entryId, []);
     for (const { entryId, event, key } of changes) byEntry.set(entryId, [...(byEntry.get(entryId) ?? []), { event, key }]);
     const firstOf = new Map(firsts.map((first) => [first.entryId, first]));
+    // Where to find the claim of an entry that turns out not to be written (read only then).
+    const claimRef = new Map(changes.flatMap(({ entryId, claim }) => (claim ? [[entryId, { entryId, ...claim }] as const] : [])));
     const planned = await Promise.all(
       [...byEntry].map(async ([entryId, chain]) => {
         const first = firstOf.get(entryId);
@@ -256,7 +258,8 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
         if (fresh) return { isNew: true, before: fresh, chain, set };
         const before = await stored(entryId);
         if (before) return { isNew: false, before, chain, set };
-        const pending = first ? await claimOf(first) : null;
+        const ref = first ?? claimRef.get(entryId);
+        const pending = ref ? await claimOf(ref) : null;
         return pending ? { isNew: true, before: pending, chain, set } : null;
       }),
     );
