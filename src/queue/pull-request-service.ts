@@ -115,6 +115,19 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
     return entryAfter(entry, decidedHere);
   }
 
+  /** Stores an upload of a PR's impacted targets and tells the engine when it holds the PR. */
+  async function storeTargets(input: ImpactedTargetsUpload): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord | null; count: number | 'ALL' }>> {
+    // Targets usually arrive before the PR is submitted: only the queue must exist.
+    const queue = await findQueue(stores, input.repo, input.targetBranch);
+    if (!queue.ok) return queue;
+    const targets = input.targets === 'ALL' ? 'ALL' : [...new Set(input.targets)];
+    await stores.impactedTargets.set({ queueId: queue.value.id, prNumber: input.prNumber, sha: input.sha, targets, setAt: now() });
+    const entry = await stores.entries.find(queue.value.id, input.prNumber);
+    const forEngine = entry && !isTerminal(entry.state) ? await engineTargets(stores, queue.value.id, input.prNumber, input.sha) : null;
+    if (forEngine) await runner.dispatch(queue.value.id, { type: 'impacted_targets_set', prNumber: input.prNumber, targets: forEngine });
+    return succeed({ queue: queue.value, entry: entry && ((await stores.entries.findById(entry.id)) ?? entry), count: targets === 'ALL' ? 'ALL' : targets.length });
+  }
+
   return {
     readEntry,
 
@@ -216,26 +229,23 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
       });
     },
 
-    async setImpactedTargets(input: {
-      repo: RepoRef;
-      targetBranch: string;
-      prNumber: number;
-      sha: string;
-      targets: string[] | 'ALL';
-    }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord | null; count: number | 'ALL' }>> {
-      // Targets usually arrive before the PR is submitted: only the queue must exist.
-      const queue = await findQueue(stores, input.repo, input.targetBranch);
-      if (!queue.ok) return queue;
-      const targets = input.targets === 'ALL' ? 'ALL' : [...new Set(input.targets)];
-      await stores.impactedTargets.set({ queueId: queue.value.id, prNumber: input.prNumber, sha: input.sha, targets, setAt: now() });
-      const entry = await stores.entries.find(queue.value.id, input.prNumber);
-      const forEngine = entry && !isTerminal(entry.state) ? await engineTargets(stores, queue.value.id, input.prNumber, input.sha) : null;
-      if (forEngine) await runner.dispatch(queue.value.id, { type: 'impacted_targets_set', prNumber: input.prNumber, targets: forEngine });
-      return succeed({ queue: queue.value, entry: entry && ((await stores.entries.findById(entry.id)) ?? entry), count: targets === 'ALL' ? 'ALL' : targets.length });
+    setImpactedTargets(input: ImpactedTargetsUpload): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord | null; count: number | 'ALL' }>> {
+      // One at a time with the PR's submits: an upload racing a submit is either read by it or finds its entry
+      // decided (else the submit could read no targets and the upload find no entry to tell). Across replicas the
+      // race stays open for the moment between the two; the engine then keeps the targets the submit read.
+      return oneAtATime(input, () => storeTargets(input));
     },
   };
+
+
 }
 
 type SubmittedEvent = Extract<EngineEvent, { type: 'submitted' }>;
+
+/** A PR head's impacted targets, as CI uploads them. */
+export interface ImpactedTargetsUpload extends PullRequestRef {
+  sha: string;
+  targets: string[] | 'ALL';
+}
 
 export type PullRequestService = ReturnType<typeof pullRequestService>;

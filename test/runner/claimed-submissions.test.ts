@@ -67,3 +67,53 @@ test('a claim whose decision never came is taken in by the next submit of the PR
   expect(ended?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'CANCELLED']);
   await runner.stop();
 });
+
+test("an upload of a PR's impacted targets racing its submit on the same replica reaches the engine", async () => {
+  const { stores } = db;
+  const queue = await insertQueue(stores, 'targets-race', { requestedState: 'PAUSED' });
+  const host = { ...quietHost({ readPullRequest: async (_repo, n) => ({ ...prFacts(n), readAt: new Date() }) }), answersLocally: true as const };
+  const hosts = gitHostRegistry({ 'fake.example': host });
+  const runner = new QueueRunner({ stores, hosts, log: silent, owner: 'runner-race', pollMs: 60_000 });
+  // The worst interleaving: the submit reads the PR's targets (none yet), the upload then stores them and looks for
+  // the PR's entry before the submit's claim is written (the claim waits for that look, or 300 ms).
+  const step = (name: string) => {
+    let done!: () => void;
+    const promise = new Promise<void>((resolve) => (done = resolve));
+    return { name, done, reached: promise };
+  };
+  const submitRead = step('submit read targets');
+  const uploadLooked = step('upload looked for the entry');
+  const raced: Stores = {
+    ...stores,
+    impactedTargets: {
+      ...stores.impactedTargets,
+      async summary(...args) {
+        const found = await stores.impactedTargets.summary(...args);
+        submitRead.done();
+        return found;
+      },
+      async set(...args) {
+        await submitRead.reached;
+        return stores.impactedTargets.set(...args);
+      },
+    },
+    entries: {
+      ...stores.entries,
+      async claim(...args) {
+        await Promise.race([uploadLooked.reached, new Promise((resolve) => setTimeout(resolve, 300))]);
+        return stores.entries.claim(...args);
+      },
+      async find(...args) {
+        const found = await stores.entries.find(...args);
+        uploadLooked.done();
+        return found;
+      },
+    },
+  };
+  const service = pullRequestService(raced, hosts, runner, silent);
+  const ref = { repo: queue.repo, targetBranch: 'main', prNumber: 1 };
+  await Promise.all([service.submit(ref), service.setImpactedTargets({ ...ref, sha: 'head1', targets: ['//t1'] })]);
+  await runner.settled(queue.id);
+  expect((await runner.engineState(queue.id))?.entries.find((e) => e.prNumber === 1)?.targets).toEqual({ sha: 'head1', targets: ['//t1'] });
+  await runner.stop();
+});
