@@ -236,8 +236,6 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
       return oneAtATime(input, () => storeTargets(input));
     },
   };
-
-
 }
 
 type SubmittedEvent = Extract<EngineEvent, { type: 'submitted' }>;
