@@ -7,6 +7,7 @@ import { MongoClient, ObjectId } from 'mongodb';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
+import { submission } from './support/runner-fixture.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
 
 let database: TestDatabaseUri;
@@ -192,31 +193,19 @@ test('a key left naming an entry that was never written (stored before entries c
 });
 
 describe('claims: a submission is its key until the runner writes its entry', () => {
-  const submission = (queueId: string, prNumber: number, at: Date) => ({
-    queueId,
-    prNumber,
-    attempt: 1,
-    state: 'NOT_READY' as const,
-    priority: 100,
-    noBatch: false,
-    submittedAt: at,
-    stateChangedAt: at,
-    concludedAt: null,
-    facts,
-    timeline: [{ at, state: 'NOT_READY' as const, reason: 'submitted' as const }],
-  });
+  const submitted = (queueId: string, prNumber: number, at: Date) => submission(queueId, prNumber, at, facts);
   const entriesOf = (queueId: string) => client.db().collection('queue_entries').countDocuments({ queueId: new ObjectId(queueId) });
 
   test('found as submitted before its decision; written whole with its first changes by the decision, once; a second claim is a duplicate', async () => {
     const queueId = new ObjectId().toHexString();
     const at = new Date('2026-10-10T10:00:00Z');
-    const claimed = await stores.entries.claim(submission(queueId, 1, at));
+    const claimed = await stores.entries.claim(submitted(queueId, 1, at));
     if (!claimed.ok) throw new Error('not claimed');
     expect(await entriesOf(queueId)).toBe(0);
     expect(await stores.entries.findById(claimed.value.id)).toBeNull();
     const found = await stores.entries.find(queueId, 1);
     expect(found).toMatchObject({ id: claimed.value.id, state: 'NOT_READY', facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
-    expect(await stores.entries.claim(submission(queueId, 1, at))).toEqual({ ok: false, reason: 'duplicate' });
+    expect(await stores.entries.claim(submitted(queueId, 1, at))).toEqual({ ok: false, reason: 'duplicate' });
 
     const queuedAt = new Date('2026-10-10T10:00:01Z');
     const first = { entryId: claimed.value.id, queueId, prNumber: 1 };
@@ -237,7 +226,7 @@ describe('claims: a submission is its key until the runner writes its entry', ()
     try {
       const queueId = new ObjectId().toHexString();
       const at = new Date('2026-10-11T10:00:00Z');
-      const claimed = await other.entries.claim(submission(queueId, 2, at));
+      const claimed = await other.entries.claim(submitted(queueId, 2, at));
       if (!claimed.ok) throw new Error('not claimed');
       await stores.entries.recordTransitions([], [{ entryId: claimed.value.id, queueId, prNumber: 2 }]);
       const written = await stores.entries.findById(claimed.value.id);
@@ -257,7 +246,7 @@ describe('claims: a submission is its key until the runner writes its entry', ()
     await stores.entries.recordTransitions([], [{ entryId: new ObjectId().toHexString(), queueId: queueId.toHexString(), prNumber: 3 }]);
     expect(await entriesOf(queueId.toHexString())).toBe(0);
     await client.db().collection('queue_entry_keys').insertOne({ _id: `${queueId.toHexString()}:3` as unknown as ObjectId, queueId, entryId: new ObjectId() });
-    const claimed = await stores.entries.claim(submission(queueId.toHexString(), 3, new Date('2026-10-12T10:00:00Z')));
+    const claimed = await stores.entries.claim(submitted(queueId.toHexString(), 3, new Date('2026-10-12T10:00:00Z')));
     if (!claimed.ok) throw new Error('not taken over');
     expect((await stores.entries.find(queueId.toHexString(), 3))?.id).toBe(claimed.value.id);
   });
@@ -269,7 +258,7 @@ test('a state change naming its PR, to an entry never written (decided by a writ
   const other = await openMongoStores({ uri: database.uri });
   try {
     // Claimed on another replica; the decision that took it in wrote nothing (its writer did not know claims).
-    const claimed = await other.entries.claim({ queueId, prNumber: 5, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
+    const claimed = await other.entries.claim(submission(queueId, 5, at, facts));
     if (!claimed.ok) throw new Error('not claimed');
     const testing = new Date('2026-10-13T10:05:00Z');
     // Without the PR named, a change to an entry never written writes nothing (as before claims).

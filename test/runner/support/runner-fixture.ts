@@ -5,7 +5,7 @@
  */
 import { openMongoStores } from '../../../src/adapters/mongo/mongo-stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../../src/domain/queue-config.js';
-import type { PullRequestFacts, QueueRecord } from '../../../src/domain/records.js';
+import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../../../src/domain/records.js';
 import type { GitHost } from '../../../src/ports/git-host.js';
 import type { Stores } from '../../../src/ports/stores.js';
 import { engineFacts } from '../../../src/runner/engine-inputs.js';
@@ -76,11 +76,9 @@ export async function insertQueue(stores: Stores, name: string, change: Partial<
   return inserted.value;
 }
 
-/** A PR's submission as a submit records it (its claim; the runner writes the entry), and the submit input the runner is then given. */
-export async function claimEntry(stores: Stores, queueId: string, prNumber: number, options: { facts?: PullRequestFacts | null; at?: Date } = {}) {
-  const at = options.at ?? new Date(0);
-  const facts = options.facts === undefined ? prFacts(prNumber) : options.facts;
-  const entry = await stores.entries.claim({
+/** A new entry's first record as a submit makes it (NOT_READY, submitted at `at`). */
+export function submission(queueId: string, prNumber: number, at: Date, facts: PullRequestFacts | null): Omit<QueueEntryRecord, 'id'> {
+  return {
     queueId,
     prNumber,
     attempt: 1,
@@ -92,7 +90,14 @@ export async function claimEntry(stores: Stores, queueId: string, prNumber: numb
     concludedAt: null,
     facts,
     timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
-  });
+  };
+}
+
+/** A PR's submission as a submit records it (its claim; the runner writes the entry), and the submit input the runner is then given. */
+export async function claimEntry(stores: Stores, queueId: string, prNumber: number, options: { facts?: PullRequestFacts | null; at?: Date } = {}) {
+  const at = options.at ?? new Date(0);
+  const facts = options.facts === undefined ? prFacts(prNumber) : options.facts;
+  const entry = await stores.entries.claim(submission(queueId, prNumber, at, facts));
   if (!entry.ok) throw new Error(`PR ${prNumber} has an entry`);
   const submitted = { type: 'submitted' as const, entryId: entry.value.id, prNumber, priority: 100, noBatch: false, facts: engineFacts(facts) };
   return { entryId: entry.value.id, submitted };
