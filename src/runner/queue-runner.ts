@@ -18,6 +18,7 @@ import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.j
 import { initialEngineState } from '../engine/initial-state.js';
 import { entryIndex } from '../engine/entry-index.js';
 import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
+import { StateElsewhere } from './state-elsewhere.js';
 
 /** The little of a logger the runner needs (pino fits). */
 export interface RunnerLog {
@@ -146,9 +147,13 @@ export class QueueRunner {
   private polls = 0;
   private stopped = false;
 
+  /** What this replica answers for queues another replica writes. */
+  private readonly elsewhere: StateElsewhere;
+
   constructor(private readonly options: QueueRunnerOptions) {
     this.owner = options.owner ?? `runner-${randomUUID()}`;
     this.now = options.now ?? (() => Date.now());
+    this.elsewhere = new StateElsewhere(options.stores.engine, (queueId) => this.ciHistory(queueId), this.now);
   }
 
   private get leaseTtlMs(): number {
@@ -302,15 +307,11 @@ export class QueueRunner {
   /**
    * Forecast merge times of a queue (check runs, the API's views, the dashboard).
    * The writer computes them once per state version, on CI history read at most
-   * once a minute; a replica that is not the writer loads the state to answer.
+   * once a minute; a replica that is not the writer answers from the state it last loaded (see StateElsewhere).
    */
   async mergeForecast(queueId: string): Promise<QueueForecast> {
     const worker = await this.recordedWorker(queueId);
-    if (worker) return this.forecastOf(worker);
-    const loaded = await this.options.stores.engine.load(queueId);
-    const state = loaded ? loadState(loaded.snapshot, loaded.decisions) : null;
-    const { history, samples } = await this.ciHistory(queueId);
-    return { byEntry: state ? forecastMerges(state, history, this.now()) : new Map(), history, samples };
+    return worker ? this.forecastOf(worker) : this.elsewhere.forecast(queueId);
   }
 
   private async forecastOf(worker: QueueWorker): Promise<QueueForecast> {
@@ -363,9 +364,7 @@ export class QueueRunner {
   /** The engine's current view of a queue (the dashboard, tests and diagnostics), as of its last recorded decision. */
   async engineState(queueId: string): Promise<EngineState | null> {
     const worker = await this.recordedWorker(queueId);
-    if (worker) return structuredClone(worker.state);
-    const loaded = await this.options.stores.engine.load(queueId);
-    return loaded ? loadState(loaded.snapshot, loaded.decisions) : null;
+    return worker ? structuredClone(worker.state) : this.elsewhere.state(queueId);
   }
 
   private async poll(): Promise<void> {

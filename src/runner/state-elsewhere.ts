@@ -1,0 +1,59 @@
+import { LRUCache } from 'lru-cache';
+import type { EngineState } from '../engine/model.js';
+import type { CiHistory } from '../forecast/ci-history.js';
+import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
+import type { EngineStore } from '../ports/engine-store.js';
+import { loadState } from './decide-inputs.js';
+
+/** How long a state loaded for a queue another replica writes is answered from memory at most. */
+const MAX_AGE_MS = 60_000;
+
+interface Loaded {
+  /** The queue's `recordedThrough` cursor when it was loaded: a decision recorded since makes it stale. */
+  recordedThrough: number;
+  loadedAt: number;
+  state: EngineState | null;
+  forecast?: { byEntry: MergeForecast; history: CiHistory; samples: number };
+}
+
+/**
+ * The engine state of queues whose writer is another replica, as this replica last loaded it to answer a
+ * status read or a board. Loading replays the queue's snapshot and log (the whole state: about 1.4 MB at
+ * 5,000 PRs), which a read per request would pay every time; kept, a read costs one cursor read by id, and
+ * the state is loaded again once the writer has recorded a decision since, or after a minute.
+ */
+export class StateElsewhere {
+  private readonly loaded = new LRUCache<string, Loaded>({ max: 200 });
+
+  constructor(
+    private readonly engine: Pick<EngineStore, 'cursors' | 'load'>,
+    private readonly ciHistory: (queueId: string) => Promise<{ history: CiHistory; samples: number }>,
+    private readonly now: () => number,
+  ) {}
+
+  private async current(queueId: string): Promise<Loaded> {
+    const { recordedThrough } = await this.engine.cursors(queueId);
+    const known = this.loaded.get(queueId);
+    if (known && known.recordedThrough === recordedThrough && this.now() - known.loadedAt < MAX_AGE_MS) return known;
+    const stored = await this.engine.load(queueId);
+    const fresh: Loaded = { recordedThrough, loadedAt: this.now(), state: stored ? loadState(stored.snapshot, stored.decisions) : null };
+    this.loaded.set(queueId, fresh);
+    return fresh;
+  }
+
+  /** The queue's state (a copy the caller may keep), or null for a queue with none stored. */
+  async state(queueId: string): Promise<EngineState | null> {
+    const { state } = await this.current(queueId);
+    return state ? structuredClone(state) : null;
+  }
+
+  /** Forecast merge times from that state, computed once per load. */
+  async forecast(queueId: string): Promise<{ byEntry: MergeForecast; history: CiHistory; samples: number }> {
+    const loaded = await this.current(queueId);
+    if (!loaded.forecast) {
+      const { history, samples } = await this.ciHistory(queueId);
+      loaded.forecast = { byEntry: loaded.state ? forecastMerges(loaded.state, history, this.now()) : new Map(), history, samples };
+    }
+    return loaded.forecast;
+  }
+}
