@@ -57,6 +57,7 @@ async function cancel(r: Repo, prNumber: number, at?: string) {
 async function forceState(r: Repo, prNumber: number, state: PullRequestState, at?: string) {
   if (at) setClock(at);
   const queue = await harness.stores.queues.find(r, 'main');
+  await harness.app.queueRunner.settled(queue!.id); // The runner writes the entry when it decides the submit.
   const entry = (await harness.stores.entries.find(queue!.id, prNumber))!;
   const when = new Date(clock);
   await forceEntryState(harness.stores, entry, state, state === 'MERGED' ? 'merged' : state === 'FAILED' ? 'failed_tests' : 'ready', when);

@@ -121,6 +121,9 @@ function expectPlainTextError(res: LightMyRequestResponse, status: number, patte
 /** Puts an entry in a state the engine would have reached. */
 async function forceState(r: ReturnType<typeof repo>, prNumber: number, state: PullRequestState) {
   const queue = await harness.stores.queues.find(r, 'main');
+  // The runner writes the entry when it decides the submit: a submit it could not decide at once (this file's clock
+  // jumps a second per reading, so a lease can run out mid-round) is decided now, before its state is forced.
+  await harness.app.queueRunner.settled(queue!.id);
   const entry = await harness.stores.entries.find(queue!.id, prNumber);
   expect(entry).not.toBeNull();
   const at = new Date(START + 1000 * ticks++);

@@ -44,6 +44,7 @@ async function submit(r: Repo, prNumber: number) {
 }
 
 async function forceState(queueId: string, prNumber: number, state: PullRequestState) {
+  await harness.app.queueRunner.settled(queueId); // The runner writes the entry when it decides the submit.
   const entry = (await harness.stores.entries.find(queueId, prNumber))!;
   await forceEntryState(harness.stores, entry, state, state === 'MERGED' ? 'merged' : 'ready', new Date());
 }
