@@ -70,8 +70,6 @@ interface QueueWorker {
   leaseExpiresAt: number;
   /** Decisions whose host actions are done. */
   actedThrough: number;
-  /** Set while `state` holds a decision not yet recorded (see QueueRunner.recordedWorker). */
-  recording: Promise<void> | null;
   /**
    * The decisions after `actedThrough`, in order: the host-action loop takes them from here, not from the
    * log (which the local FerretDB answers by reading every stored decision). Read from the log once when
@@ -143,6 +141,8 @@ export class QueueRunner {
   private readonly carrying = new Map<string, { action: string; since: number }>();
   /** Told of each decision recorded here, with the entries it wrote (views follow the queue without reading it whole). */
   private readonly recordedListeners = new Set<(change: RecordedChange) => void>();
+  /** Queues whose state holds a decision being made or recorded (see recordedWorker). */
+  private readonly unrecorded = new Map<string, { settled: Promise<void>; settle: () => void }>();
   private poller: NodeJS.Timeout | null = null;
   private polls = 0;
   private stopped = false;
@@ -336,17 +336,18 @@ export class QueueRunner {
     return { history: ciHistoryOf(samples), samples: samples.length };
   }
 
-  /**
-   * Marks a worker's state as changed by a decision not yet recorded; readers of the state (`recordedWorker`) wait
-   * until the returned function is called, when it is recorded or dropped.
-   */
-  private recording(worker: QueueWorker): () => void {
-    let done!: () => void;
-    worker.recording = new Promise<void>((resolve) => (done = resolve));
-    return () => {
-      worker.recording = null;
-      done();
-    };
+  /** A queue's state changes in place for a decision not yet recorded: readers of it (`recordedWorker`) wait. */
+  private unrecordedState(queueId: string): void {
+    if (this.unrecorded.has(queueId)) return;
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    this.unrecorded.set(queueId, { settled, settle });
+  }
+
+  /** The queue's state is that of a recorded decision again (or of none, the worker dropped): readers go on. */
+  private recordedState(queueId: string): void {
+    this.unrecorded.get(queueId)?.settle();
+    this.unrecorded.delete(queueId);
   }
 
   /**
@@ -355,10 +356,8 @@ export class QueueRunner {
    * whose entries are not written yet, or of one that is then dropped.
    */
   private async recordedWorker(queueId: string): Promise<QueueWorker | undefined> {
-    for (let worker = this.workers.get(queueId); ; worker = this.workers.get(queueId)) {
-      if (!worker?.recording) return worker;
-      await worker.recording;
-    }
+    for (let pending = this.unrecorded.get(queueId); pending; pending = this.unrecorded.get(queueId)) await pending.settled;
+    return this.workers.get(queueId);
   }
 
   /** The engine's current view of a queue (the dashboard, tests and diagnostics), as of its last recorded decision. */
@@ -455,6 +454,8 @@ export class QueueRunner {
         for (const { reject } of undecided) reject(error);
         this.inboxMayHold.add(queueId); // What the failed round read from it is still there.
         throw error;
+      } finally {
+        this.recordedState(queueId); // A round that ended without recording dropped the worker: its state is gone.
       }
       // Not decided here (the lease lost, the decision refused, an input set aside): left to the inbox, decided
       // by whoever is the writer next (this replica too, when it takes the lease again).
@@ -489,122 +490,118 @@ export class QueueRunner {
       const items = first ? [...inbox, ...handed.map((h) => h.item)] : inbox;
       if (items.length === 0) break;
       // What arrives from now on is decided in the next round, which its sender asked for.
-      // From here until the decision is recorded (or dropped), `state` holds what nobody may show yet.
-      const recorded = this.recording(worker);
+      let decided;
+      const together = !this.oneByOne.has(queueId);
+      // From here until the decision is recorded (or the round ends without it), `state` is not for showing.
+      this.unrecordedState(queueId);
       try {
-        let decided;
-        const together = !this.oneByOne.has(queueId);
-        try {
-          decided = decideInputs(worker.state, items, together);
-        } catch (error) {
-          if (error instanceof SettleFailed) {
-            // A bug that names no input: the state is reloaded and these inputs decided one by one (from the inbox),
-            // which sets the one to blame aside.
-            this.options.log.error({ err: error.cause, queueId }, 'the engine could not settle inputs decided together; deciding them one by one');
-            this.workers.delete(queueId);
-            this.oneByOne.add(queueId);
-            this.kick(queueId);
-            return;
-          }
-          if (!(error instanceof PoisonInput)) {
-            this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
-            throw error;
-          }
-          this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
-          const blame = await this.blameForPoison(queueId);
-          if (blame === 'unknown') {
-            // The state could not be read to tell: no input is set aside on a guess. The next poll tries again.
-            this.options.log.warn({ err: error.cause, queueId }, 'an input could not be applied and the stored state could not be read to tell why; tried again on the next poll');
-            this.failedRounds.add(queueId);
-            return;
-          }
-          if (blame === 'state') {
-            // The stored state is what cannot be decided, not this input: setting inputs aside would drop them all in
-            // turn, and deciding again at once would loop (load, tick, fail) as fast as the database answers. The
-            // inputs wait (those handed over go to the inbox) and each poll tries again; a fixed state resumes.
-            if (!this.undecidable.has(queueId)) {
-              this.options.log.error({ err: error.cause, queueId }, "the queue's stored state cannot be decided: its inputs wait, tried again on each poll");
-              // The API says why nothing moves (queue_stalled); the first decision after a fix writes the engine's own note over it.
-              const message = "The queue's stored state cannot be decided (a bug in the service, logged as an error): every PR keeps its place and waits, and the queue retries on its own.";
-              await this.options.stores.queues.update(queueId, { stalled: { since: new Date(this.now()), message }, updatedAt: new Date(this.now()) });
-            }
-            this.undecidable.add(queueId);
-            this.failedRounds.add(queueId);
-            return;
-          }
-          // A bug in this input, not an outage: set it aside.
-          this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
-          if (error.item.handed) {
-            const poisoned = handed.find((h) => h.item === error.item) as Handed;
-            undecided.delete(poisoned);
-            poisoned.resolve(false);
-          } else await engine.acknowledge([error.item.id]);
+        decided = decideInputs(worker.state, items, together);
+      } catch (error) {
+        if (error instanceof SettleFailed) {
+          // A bug that names no input: the state is reloaded and these inputs decided one by one (from the inbox),
+          // which sets the one to blame aside.
+          this.options.log.error({ err: error.cause, queueId }, 'the engine could not settle inputs decided together; deciding them one by one');
+          this.workers.delete(queueId);
+          this.oneByOne.add(queueId);
           this.kick(queueId);
           return;
         }
-        worker.state = decided.state;
-        // Persist, then act, and only while the lease holds: a writer that lost it does neither.
-        if (!this.leaseValid(worker)) {
-          this.workers.delete(queueId);
-          return;
-        }
-        const version = worker.version + 1;
-        // Before the decision is in the log: the host-action loop reads new decisions from there and
-        // carries them out with worker.queue, which must already say what the operator changed
-        // (a landing predicted with the old mergeMethod blocked the queue again).
-        if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
-        // The state was changed in place: if the decision is not stored, that change must not outlive it
-        // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
-        const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
-        const stored = await engine.append(decision).catch((error: unknown) => {
-          this.workers.delete(queueId);
+        if (!(error instanceof PoisonInput)) {
+          this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
           throw error;
-        });
-        if (!stored) {
-          this.options.log.warn({ queueId, version, epoch: worker.epoch }, 'another writer decided this version first; reloading');
-          this.workers.delete(queueId);
+        }
+        this.workers.delete(queueId); // The state may be half-changed: reloaded from the log next round.
+        const blame = await this.blameForPoison(queueId);
+        if (blame === 'unknown') {
+          // The state could not be read to tell: no input is set aside on a guess. The next poll tries again.
+          this.options.log.warn({ err: error.cause, queueId }, 'an input could not be applied and the stored state could not be read to tell why; tried again on the next poll');
+          this.failedRounds.add(queueId);
           return;
         }
-        worker.version = version;
-        worker.queued = decided.queued ? { version, entries: decided.queued } : null;
-        // As the log holds it (JSON), for the host-action loop.
-        worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
-        if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
-        this.undecidable.delete(queueId);
-        for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
-        for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
-        try {
-          // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
-          // (a reload acknowledges what the log holds, and records it again, if either fails).
-          await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
-          // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
-          // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
-          if (items.some((item) => item.input.type === 'test_run_reported')) {
-            worker.ciHistory = undefined;
-            worker.ciHistoryStaled++;
+        if (blame === 'state') {
+          // The stored state is what cannot be decided, not this input: setting inputs aside would drop them all in
+          // turn, and deciding again at once would loop (load, tick, fail) as fast as the database answers. The
+          // inputs wait (those handed over go to the inbox) and each poll tries again; a fixed state resumes.
+          if (!this.undecidable.has(queueId)) {
+            this.options.log.error({ err: error.cause, queueId }, "the queue's stored state cannot be decided: its inputs wait, tried again on each poll");
+            // The API says why nothing moves (queue_stalled); the first decision after a fix writes the engine's own note over it.
+            const message = "The queue's stored state cannot be decided (a bug in the service, logged as an error): every PR keeps its place and waits, and the queue retries on its own.";
+            await this.options.stores.queues.update(queueId, { stalled: { since: new Date(this.now()), message }, updatedAt: new Date(this.now()) });
           }
-          // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
-          await engine.advanceCursor(queueId, 'recordedThrough', version);
-          this.tellRecorded({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions), targetsOf: targetsDecided(items) });
-          await this.syncQueueRecord(worker);
-        } catch (error) {
-          // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
-          this.workers.delete(queueId);
-          throw error;
+          this.undecidable.add(queueId);
+          this.failedRounds.add(queueId);
+          return;
         }
-        recorded(); // Before anyone is answered: what they are told is what a board shows.
-        for (const item of inbox) {
-          this.waiters.get(item.id)?.();
-          this.waiters.delete(item.id);
-        }
-        if (first) {
-          for (const done of handed) if (undecided.delete(done)) done.resolve(true);
-        }
-        await this.maybeSnapshot(worker);
-        if (inbox.length < BATCH) break;
-      } finally {
-        recorded();
+        // A bug in this input, not an outage: set it aside.
+        this.options.log.error({ err: error.cause, queueId, input: error.item.input }, 'the engine could not apply an input; it was set aside');
+        if (error.item.handed) {
+          const poisoned = handed.find((h) => h.item === error.item) as Handed;
+          undecided.delete(poisoned);
+          poisoned.resolve(false);
+        } else await engine.acknowledge([error.item.id]);
+        this.kick(queueId);
+        return;
       }
+      worker.state = decided.state;
+      // Persist, then act, and only while the lease holds: a writer that lost it does neither.
+      if (!this.leaseValid(worker)) {
+        this.workers.delete(queueId);
+        return;
+      }
+      const version = worker.version + 1;
+      // Before the decision is in the log: the host-action loop reads new decisions from there and
+      // carries them out with worker.queue, which must already say what the operator changed
+      // (a landing predicted with the old mergeMethod blocked the queue again).
+      if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
+      // The state was changed in place: if the decision is not stored, that change must not outlive it
+      // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
+      const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
+      const stored = await engine.append(decision).catch((error: unknown) => {
+        this.workers.delete(queueId);
+        throw error;
+      });
+      if (!stored) {
+        this.options.log.warn({ queueId, version, epoch: worker.epoch }, 'another writer decided this version first; reloading');
+        this.workers.delete(queueId);
+        return;
+      }
+      worker.version = version;
+      worker.queued = decided.queued ? { version, entries: decided.queued } : null;
+      // As the log holds it (JSON), for the host-action loop.
+      worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
+      if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
+      this.undecidable.delete(queueId);
+      for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
+      for (const action of decided.actions) this.options.metrics?.engineActions.inc({ action: action.type });
+      try {
+        // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
+        // (a reload acknowledges what the log holds, and records it again, if either fails).
+        await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
+        // A finished run, now recorded, changes the CI history the forecast rests on: read it again when next asked
+        // (not before it is recorded: a forecast made meanwhile would keep the old history for a minute).
+        if (items.some((item) => item.input.type === 'test_run_reported')) {
+          worker.ciHistory = undefined;
+          worker.ciHistoryStaled++;
+        }
+        // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
+        await engine.advanceCursor(queueId, 'recordedThrough', version);
+        this.tellRecorded({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions), targetsOf: targetsDecided(items) });
+        await this.syncQueueRecord(worker);
+      } catch (error) {
+        // Decided and stored, not all recorded: the next round reloads, which acknowledges and records it again.
+        this.workers.delete(queueId);
+        throw error;
+      }
+      this.recordedState(queueId); // Before anyone is answered: what they are told is what a board shows.
+      for (const item of inbox) {
+        this.waiters.get(item.id)?.();
+        this.waiters.delete(item.id);
+      }
+      if (first) {
+        for (const done of handed) if (undecided.delete(done)) done.resolve(true);
+      }
+      await this.maybeSnapshot(worker);
+      if (inbox.length < BATCH) break;
     }
     this.act(worker);
   }
@@ -649,7 +646,6 @@ export class QueueRunner {
       epoch: lease.epoch,
       leaseExpiresAt: lease.expiresAt,
       actedThrough: cursors.actedThrough,
-      recording: null,
       unacted: [],
       decisionsSinceSnapshot: loaded?.decisions.length ?? 0,
       resumeRuns: [],
