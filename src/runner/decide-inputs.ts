@@ -141,13 +141,8 @@ function recordsFor(state: EngineState, item: InboxItem, round: RoundEntries): R
     }
     case 'cancel_requested':
       // An entry the engine does not hold (a submission never decided, or stored before it): it still ends
-      // CANCELLED, written from its submission's claim when nothing wrote it yet.
-      return held(input.entryId)
-        ? []
-        : [
-            { type: 'record_entry', entryId: input.entryId, prNumber: input.prNumber },
-            { type: 'publish_status', entryId: input.entryId, prNumber: input.prNumber, state: 'CANCELLED', reason: 'user_requested' },
-          ];
+      // CANCELLED (written from its submission's claim when nothing wrote it yet: the change names its PR).
+      return held(input.entryId) ? [] : [{ type: 'publish_status', entryId: input.entryId, prNumber: input.prNumber, state: 'CANCELLED', reason: 'user_requested' }];
     case 'refresh_pull_request':
       return [{ type: 'refresh_pull_request', prNumber: input.prNumber }];
     case 'pr_facts_read':

@@ -57,10 +57,10 @@ export interface RecordedChange {
 /** Effects on the runner's own records that come with an intent rather than from the engine. */
 export type RecordAction =
   /**
-   * A submission the engine takes in (or a cancel ends): its entry written whole from the claim its request made
-   * (see QueueEntryStore.claim), with the priority and noBatch a submit was decided with (as claimed without them).
+   * A submission the engine takes in: its entry written whole from the claim its request made (see
+   * QueueEntryStore.claim), with the priority and noBatch it was decided with.
    */
-  | { type: 'record_entry'; entryId: string; prNumber: number; priority?: number; noBatch?: boolean }
+  | { type: 'record_entry'; entryId: string; prNumber: number; priority: number; noBatch: boolean }
   | { type: 'record_resubmission'; entryId: string; attempt: number; priority: number; noBatch: boolean; at: number }
   | { type: 'record_priority'; entryId: string; priority: number; noBatch: boolean }
   /** A timeline record in the entry's current state (e.g. a restart of its tests). */

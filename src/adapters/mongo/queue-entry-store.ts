@@ -247,18 +247,18 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
     for (const { entryId } of firsts) byEntry.set(entryId, []);
     for (const { entryId, event, key } of changes) byEntry.set(entryId, [...(byEntry.get(entryId) ?? []), { event, key }]);
     const firstOf = new Map(firsts.map((first) => [first.entryId, first]));
-    // Where to find the claim of an entry that turns out not to be written (read only then).
+    // Where an entry's claim is, should it turn out not to be written yet.
     const claimRef = new Map(changes.flatMap(({ entryId, claim }) => (claim ? [[entryId, { entryId, ...claim }] as const] : [])));
     const planned = await Promise.all(
       [...byEntry].map(async ([entryId, chain]) => {
         const first = firstOf.get(entryId);
+        const ref = first ?? claimRef.get(entryId);
         const set = { priority: first?.priority, noBatch: first?.noBatch };
         // A submission this process claimed and nobody wrote here yet: written whole, without reading it first.
-        const fresh = first && !written.has(entryId) ? claimed.get(entryId) : undefined;
+        const fresh = ref && !written.has(entryId) ? claimed.get(entryId) : undefined;
         if (fresh) return { isNew: true, before: fresh, chain, set };
         const before = await stored(entryId);
         if (before) return { isNew: false, before, chain, set };
-        const ref = first ?? claimRef.get(entryId);
         const pending = ref ? await claimOf(ref) : null;
         return pending ? { isNew: true, before: pending, chain, set } : null;
       }),
