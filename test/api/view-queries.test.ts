@@ -163,7 +163,7 @@ test('getQueue follows the decisions this replica records: after submits, a prio
   expect((await view()).shown).toEqual(expect.arrayContaining([expect.stringMatching(/^3:.*\["\/\/d"\]$/), expect.stringMatching(/^5:.*"ALL"$/)]));
 });
 
-test('what no decision names (an entry inserted by a submit that was never decided) shows once the followed view is older than its bound', async () => {
+test('what no decision names (an entry written whole, as an import or a submit of an older release whose writer then died writes it) shows once the followed view is older than its bound', async () => {
   const call = callsOn('bounded');
   const { id: queueId } = await call('/v1/createQueue', {});
   await call('/v1/updateQueue', { state: 'PAUSED' });
@@ -173,7 +173,7 @@ test('what no decision names (an entry inserted by a submit that was never decid
   await h.app.queueRunner.settled(queueId);
   const shown = async () => (await views.enqueued(h.stores, queueId)).map((e) => e.prNumber);
   expect(await shown()).toEqual([1]);
-  // A submit whose writer died after inserting its entry: no decision will ever name it.
+  // An entry no decision will ever name (a submit now claims its PR instead, and the runner writes the entry).
   const at = new Date();
   await h.stores.entries.insert({ queueId, prNumber: 9, attempt: 1, state: 'NOT_READY', priority: 100, noBatch: false, submittedAt: at, stateChangedAt: at, concludedAt: null, facts: null, timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }] });
   await call('/v1/submitPullRequest', { pr: { number: 2 } });
