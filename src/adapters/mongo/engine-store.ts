@@ -56,11 +56,18 @@ export function mongoEngineStore(connection: Connection): EngineStore {
 
   const store: EngineStore = {
     async load(queueId) {
-      let snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
-      if (!snapshot && (await migrateLegacy(queueId))) snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
-      if (!snapshot) return null;
-      const docs = await Decisions.find({ queueId, version: { $gt: snapshot.version } }).sort({ version: 1 }).lean<DecisionDoc[]>();
-      return { snapshot: { version: snapshot.version, state: JSON.parse(snapshot.stateJson) as EngineState }, decisions: docs.map(toDecision) };
+      for (let attempt = 1; ; attempt++) {
+        let snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
+        if (!snapshot && (await migrateLegacy(queueId))) snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
+        if (!snapshot) return null;
+        const docs = await Decisions.find({ queueId, version: { $gt: snapshot.version } }).sort({ version: 1 }).lean<DecisionDoc[]>();
+        // A newer snapshot stored between the two reads may have let its compaction take the decisions right after
+        // this one: the log then starts past it, and is read again from the newer snapshot.
+        const gap = docs.length > 0 && (docs[0] as DecisionDoc).version !== snapshot.version + 1;
+        if (gap && attempt < 5) continue;
+        if (gap) throw new Error(`the log of queue ${queueId} starts at version ${(docs[0] as DecisionDoc).version}, after its newest snapshot's ${snapshot.version}`);
+        return { snapshot: { version: snapshot.version, state: JSON.parse(snapshot.stateJson) as EngineState }, decisions: docs.map(toDecision) };
+      }
     },
     async append(decision) {
       try {
