@@ -43,7 +43,10 @@ export interface EngineStore {
    * this version exists already, i.e. another writer got there first.
    */
   append(decision: StoredDecision): Promise<boolean>;
-  /** Writes a snapshot; a snapshot for a version that exists already is left as it is. */
+  /**
+   * Writes a snapshot; a snapshot for a version that exists already is left as it is. The state is read
+   * before this returns its promise: the caller may change it at once, while the write goes on.
+   */
   saveSnapshot(queueId: string, snapshot: StoredSnapshot): Promise<void>;
   /** Decisions after `afterVersion`, oldest first. */
   decisionsAfter(queueId: string, afterVersion: number, limit: number): Promise<StoredDecision[]>;

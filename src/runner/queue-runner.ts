@@ -686,9 +686,9 @@ export class QueueRunner {
   /**
    * Snapshots now and then, off the decision round: a snapshot writes the whole state (about 1.4 MB and 285 ms at
    * 5,000 PRs), and written inside the round it held up every submit waiting for the next one (rounds of 8 ms at the
-   * median took 40 to 105 ms with one, at 300 to 1,800 PRs: the p99 of a submit at 200 a second). The state is
-   * copied as of its version and written in the background, one write per queue at a time; a load replays the log
-   * from the newest snapshot stored, so one written late or not at all only lengthens that replay.
+   * median took 40 to 105 ms with one, at 300 to 1,800 PRs). The state is serialized as of its version and written
+   * in the background, one write per queue at a time; a load replays the log from the newest snapshot stored, so
+   * one written late or not at all only lengthens that replay.
    */
   private maybeSnapshot(worker: QueueWorker): void {
     worker.decisionsSinceSnapshot++;
@@ -698,15 +698,17 @@ export class QueueRunner {
     const { queueId } = worker;
     if (this.snapshotting.has(queueId)) return; // The next round asks again.
     worker.decisionsSinceSnapshot = 0;
-    // Copied now: the next rounds change the state in place while this one is written.
-    const snapshot = { version: worker.version, state: structuredClone(worker.state) };
     const { engine } = this.options.stores;
+    const { version } = worker;
+    // The store reads the state before the call returns (the port says so), so the next rounds may change it in
+    // place while it is written; a copy here would double the time the snapshot holds the event loop.
+    const saved = engine.saveSnapshot(queueId, { version, state: worker.state });
     const write = (async () => {
-      await engine.saveSnapshot(queueId, snapshot);
+      await saved;
       // Decisions whose host actions are not done yet stay (the background loop reads them).
-      await engine.compact(queueId, Math.min(snapshot.version, worker.actedThrough));
+      await engine.compact(queueId, Math.min(version, worker.actedThrough));
     })()
-      .catch((error: unknown) => this.options.log.warn({ err: error, queueId, version: snapshot.version }, 'a snapshot of the engine state was not written; the log is replayed from the one before'))
+      .catch((error: unknown) => this.options.log.warn({ err: error, queueId, version }, 'a snapshot of the engine state was not written; the log is replayed from the one before'))
       .finally(() => this.snapshotting.delete(queueId));
     this.snapshotting.set(queueId, write);
   }

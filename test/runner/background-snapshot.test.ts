@@ -20,10 +20,12 @@ test('decisions go on while a snapshot is written, and the state loaded then or 
     ...stores,
     engine: {
       ...stores.engine,
-      async saveSnapshot(queueId, snapshot) {
+      saveSnapshot(queueId, snapshot) {
         snapshotsAsked.push(snapshot.version);
-        if (snapshot.version > 0) await held;
-        return stores.engine.saveSnapshot(queueId, snapshot);
+        if (snapshot.version === 0) return stores.engine.saveSnapshot(queueId, snapshot);
+        // As the store does: the state is read now (the port's promise), the write held.
+        const state = JSON.parse(JSON.stringify(snapshot.state)) as typeof snapshot.state;
+        return held.then(() => stores.engine.saveSnapshot(queueId, { version: snapshot.version, state }));
       },
     },
   };
@@ -72,4 +74,20 @@ test('a load after a compaction starts at the snapshot kept and stands for the s
   expect(compacted!.snapshot.version).toBe(middle);
   expect(compacted!.decisions.map((d) => d.version)).toEqual(whole!.decisions.filter((d) => d.version > middle).map((d) => d.version));
   expect(loadState(compacted!.snapshot, compacted!.decisions).entries).toEqual(loadState(whole!.snapshot, whole!.decisions).entries);
+});
+
+test('a snapshot is serialized when it is asked for: the state may change while it is written', async () => {
+  const { stores } = db;
+  const queue = await insertQueue(stores, 'serialized');
+  const runner = new QueueRunner({ stores, hosts: gitHostRegistry({ 'fake.example': quietHost() }), log: silentLog, owner: 'A', pollMs: 60_000 });
+  await runner.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  expect(await runner.dispatch(queue.id, (await claimEntry(stores, queue.id, 1)).submitted)).toBe(true);
+  await runner.stop();
+  const stored = await stores.engine.load(queue.id);
+  const state = loadState(stored!.snapshot, stored!.decisions);
+  const version = stored!.decisions.at(-1)!.version;
+  const writing = stores.engine.saveSnapshot(queue.id, { version, state });
+  state.entries.length = 0; // What the next round would do to it, in place.
+  await writing;
+  expect((await stores.engine.load(queue.id))!.snapshot.state.entries.map((e) => e.prNumber)).toEqual([1]);
 });

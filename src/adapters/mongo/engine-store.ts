@@ -88,8 +88,10 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       }
     },
     async saveSnapshot(queueId, snapshot) {
+      // Serialized before the first await, as the port promises: the runner goes on changing the state meanwhile.
+      const stateJson = JSON.stringify(snapshot.state);
       try {
-        await Snapshots.create({ _id: key(queueId, snapshot.version), queueId, version: snapshot.version, stateJson: JSON.stringify(snapshot.state), createdAt: new Date() });
+        await Snapshots.create({ _id: key(queueId, snapshot.version), queueId, version: snapshot.version, stateJson, createdAt: new Date() });
       } catch (error) {
         // Same version, same state (decide is deterministic): the other copy stands.
         if (!isDuplicateKeyError(error)) throw error;
