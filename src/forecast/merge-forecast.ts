@@ -11,7 +11,8 @@ export type MergeForecast = Map<string, number>;
 /**
  * When each queued PR should merge, from the engine's state, the queue's recent
  * CI history and the time. Pure: no clock, no I/O, no randomness; linear in the
- * queue's length after its ordering (what getQueue pays anyway).
+ * queue's length after its ordering (`order`: queueOrder(state), which the
+ * writer has from the decision that made the state instead of sorting again).
  *
  * The model, deliberately simple (its error is measured in bench/queue-bench.ts):
  * - a PR in a running run finishes when the run has run for the median CI duration
@@ -33,7 +34,7 @@ export type MergeForecast = Map<string, number>;
  * branch head being re-read or a mode switch in progress only delay starts: the ETAs
  * assume they clear now (mode switch: once the runs in flight end), a lower bound.
  */
-export function forecastMerges(state: EngineState, history: CiHistory, now: number): MergeForecast {
+export function forecastMerges(state: EngineState, history: CiHistory, now: number, order: readonly EngineEntry[] = queueOrder(state)): MergeForecast {
   const forecast: MergeForecast = new Map();
   if (state.requestedState === 'PAUSED' || state.landingBlocked) return forecast;
   const { config } = state;
@@ -42,7 +43,6 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
   const failureRate = Number.isFinite(history.failureRate) ? Math.min(1, Math.max(0, history.failureRate)) : DEFAULT_CI_HISTORY.failureRate;
   const concurrency = Math.max(1, config.concurrency);
   const single = (state.switchingToMode ?? config.mode) === 'single';
-  const order = queueOrder(state);
   const queued = new Map(order.map((e) => [e.id, e]));
 
   const runOfEntry = new Map<string, EngineRun>();

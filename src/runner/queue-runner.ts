@@ -327,7 +327,7 @@ export class QueueRunner {
       if (worker.ciHistoryStaled === staled) worker.ciHistory = ciHistory;
     }
     if (worker.forecast?.version !== worker.version || worker.forecast.historyReadAt !== ciHistory.readAt) {
-      worker.forecast = { version: worker.version, historyReadAt: ciHistory.readAt, byEntry: forecastMerges(worker.state, ciHistory.history, now) };
+      worker.forecast = { version: worker.version, historyReadAt: ciHistory.readAt, byEntry: forecastMerges(worker.state, ciHistory.history, now, this.decidedOrder(worker)) };
     }
     return { byEntry: worker.forecast.byEntry, history: ciHistory.history, samples: ciHistory.samples };
   }
@@ -756,11 +756,13 @@ export class QueueRunner {
 
   /** Places in line in the current state, computed once per version when asked (from the order its decision gave). */
   private placesOf(worker: QueueWorker): NonNullable<QueueWorker['places']> {
-    if (worker.places?.version !== worker.version) {
-      const queued = worker.queued?.version === worker.version ? worker.queued.entries : undefined;
-      worker.places = { version: worker.version, byEntry: positionsOf(worker.state, queued) };
-    }
+    if (worker.places?.version !== worker.version) worker.places = { version: worker.version, byEntry: positionsOf(worker.state, this.decidedOrder(worker)) };
     return worker.places;
+  }
+
+  /** The queue order of the current state as the decision that made it computed it (queueOrder's), if that is known. */
+  private decidedOrder(worker: QueueWorker): EngineEntry[] | undefined {
+    return worker.queued?.version === worker.version ? worker.queued.entries : undefined;
   }
 
   /** Starts the background loop that carries out host actions, unless it runs already. */
