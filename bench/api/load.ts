@@ -4,7 +4,10 @@ import { cpuMeter } from './process-cpu.js';
 /** What one load run measured. */
 export interface LoadResult {
   name: string;
+  /** Connections (closed loop), or at most this many sockets (open loop). */
   connections: number;
+  /** Open loop (open-loop.ts): requests sent per second whatever the answers; absent for autocannon's closed loop. */
+  offeredPerSecond?: number;
   durationSeconds: number;
   requests: number;
   requestsPerSecond: number;
