@@ -6,36 +6,23 @@
  */
 import { MongoClient, ObjectId } from 'mongodb';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
-import type { Stores } from '../../src/ports/stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
-import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
+import { createTestDatabaseUri, dropTestDatabase } from '../support/test-database.js';
+import { useRunnerDatabaseWithDriver } from './support/runner-fixture.js';
 
-let database: TestDatabaseUri;
-let stores: Stores;
-let client: MongoClient;
-beforeAll(async () => {
-  database = await createTestDatabaseUri('targets_storage');
-  stores = await openMongoStores({ uri: database.uri });
-  client = await new MongoClient(database.uri).connect();
-});
-afterAll(async () => {
-  await client.close();
-  await stores.close();
-  await dropTestDatabase(database);
-  await stopTestServer();
-});
+const db = useRunnerDatabaseWithDriver('targets_storage');
 
 const at = (minutes: number) => new Date(Date.UTC(2026, 0, 1, 10, minutes));
 
 test('the newest upload of a head wins, any head without a sha; old heads are pruned with their pointers', async () => {
   const queueId = new ObjectId().toHexString();
-  const { impactedTargets: targets } = stores;
+  const { impactedTargets: targets } = db.stores;
   await targets.set({ queueId, prNumber: 5, sha: 'a1', targets: ['//x', '//y'], setAt: at(1) });
   await targets.set({ queueId, prNumber: 5, sha: 'a1', targets: ['//z'], setAt: at(2) });
   expect(await targets.latest(queueId, 5, 'a1')).toEqual({ queueId, prNumber: 5, sha: 'a1', targets: ['//z'], setAt: at(2) });
   expect(await targets.summary(queueId, 5, 'a1')).toEqual({ sha: 'a1', all: false, count: 1 });
   // The replaced upload's parts are gone: one set per head.
-  expect(await client.db().collection('impacted_target_sets').countDocuments({ queueId: new ObjectId(queueId) })).toBe(1);
+  expect(await db.raw.collection('impacted_target_sets').countDocuments({ queueId: new ObjectId(queueId) })).toBe(1);
   await targets.set({ queueId, prNumber: 5, sha: 'b2', targets: 'ALL', setAt: at(3) });
   expect(await targets.summary(queueId, 5)).toEqual({ sha: 'b2', all: true, count: 0 });
   expect((await targets.latest(queueId, 5))?.targets).toBe('ALL');
@@ -52,11 +39,11 @@ test('the newest upload of a head wins, any head without a sha; old heads are pr
 
 test('a lookup reads the pointer by _id, not the set headers', async () => {
   const queueId = new ObjectId().toHexString();
-  await stores.impactedTargets.set({ queueId, prNumber: 8, sha: 'e5', targets: ['//one', '//two'], setAt: at(6) });
+  await db.stores.impactedTargets.set({ queueId, prNumber: 8, sha: 'e5', targets: ['//one', '//two'], setAt: at(6) });
   // With the headers gone, the pointer and the parts it names still answer.
-  await client.db().collection('impacted_target_sets').deleteMany({ queueId: new ObjectId(queueId) });
-  expect((await stores.impactedTargets.latest(queueId, 8, 'e5'))?.targets).toEqual(['//one', '//two']);
-  expect(await stores.impactedTargets.summary(queueId, 8, 'e5')).toEqual({ sha: 'e5', all: false, count: 2 });
+  await db.raw.collection('impacted_target_sets').deleteMany({ queueId: new ObjectId(queueId) });
+  expect((await db.stores.impactedTargets.latest(queueId, 8, 'e5'))?.targets).toEqual(['//one', '//two']);
+  expect(await db.stores.impactedTargets.summary(queueId, 8, 'e5')).toEqual({ sha: 'e5', all: false, count: 2 });
 });
 
 test('sets stored before pointers existed get them when the stores open, parts found by their set', async () => {
@@ -89,11 +76,11 @@ test('sets stored before pointers existed get them when the stores open, parts f
 });
 
 test('a deleted queue takes its pointers with it', async () => {
-  const queue = await stores.queues.insert({ repo: { host: 'sandbox', owner: 'targets', name: 'gone' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG }, requestedState: 'RUNNING', modeSwitchStartedAt: null, createdAt: new Date(), updatedAt: new Date() });
+  const queue = await db.stores.queues.insert({ repo: { host: 'sandbox', owner: 'targets', name: 'gone' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG }, requestedState: 'RUNNING', modeSwitchStartedAt: null, createdAt: new Date(), updatedAt: new Date() });
   if (!queue.ok) throw new Error('not inserted');
-  await stores.impactedTargets.set({ queueId: queue.value.id, prNumber: 1, sha: 'h8', targets: ['//t'], setAt: at(7) });
-  expect(await client.db().collection('impacted_target_heads').countDocuments({ _id: { $regex: `^${queue.value.id}:` } } as never)).toBe(2);
-  await stores.queues.delete(queue.value.id);
-  expect(await client.db().collection('impacted_target_heads').countDocuments({ _id: { $regex: `^${queue.value.id}:` } } as never)).toBe(0);
-  expect(await stores.impactedTargets.summary(queue.value.id, 1, 'h8')).toBeNull();
+  await db.stores.impactedTargets.set({ queueId: queue.value.id, prNumber: 1, sha: 'h8', targets: ['//t'], setAt: at(7) });
+  expect(await db.raw.collection('impacted_target_heads').countDocuments({ _id: { $regex: `^${queue.value.id}:` } } as never)).toBe(2);
+  await db.stores.queues.delete(queue.value.id);
+  expect(await db.raw.collection('impacted_target_heads').countDocuments({ _id: { $regex: `^${queue.value.id}:` } } as never)).toBe(0);
+  expect(await db.stores.impactedTargets.summary(queue.value.id, 1, 'h8')).toBeNull();
 });

@@ -3,6 +3,7 @@
  * and stores, a host double that starts runs and refuses nothing it is not
  * asked about, a queue and submissions recorded as the API records them.
  */
+import { MongoClient, type Db } from 'mongodb';
 import { openMongoStores } from '../../../src/adapters/mongo/mongo-stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../../src/domain/queue-config.js';
 import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../../../src/domain/records.js';
@@ -15,21 +16,45 @@ export const silentLog = { info() {}, warn() {}, error() {} };
 
 /** Opens the file's database before its tests and drops it after; `stores` is valid inside tests. */
 export function useRunnerDatabase(prefix: string): { readonly stores: Stores } {
-  let database: TestDatabaseUri;
+  return useDatabase(prefix, false);
+}
+
+/**
+ * As useRunnerDatabase, plus a driver on the same database for what the stores do not offer (documents as
+ * stored, written or removed underneath them) and its URI (stores of another process).
+ */
+export function useRunnerDatabaseWithDriver(prefix: string): { readonly stores: Stores; readonly raw: Db; readonly uri: string } {
+  return useDatabase(prefix, true);
+}
+
+function useDatabase(prefix: string, driver: boolean): { readonly stores: Stores; readonly raw: Db; readonly uri: string } {
+  let database: TestDatabaseUri | null = null;
   let stores: Stores | null = null;
+  let client: MongoClient | null = null;
   beforeAll(async () => {
     database = await createTestDatabaseUri(prefix);
     stores = await openMongoStores({ uri: database.uri });
+    if (driver) client = await new MongoClient(database.uri).connect();
   });
   afterAll(async () => {
+    await client?.close();
     await stores?.close();
-    await dropTestDatabase(database);
+    if (database) await dropTestDatabase(database);
     await stopTestServer();
   });
+  const opened = <T>(value: T | null): T => {
+    if (value === null) throw new Error('the database opens in beforeAll');
+    return value;
+  };
   return {
-    get stores(): Stores {
-      if (!stores) throw new Error('the database opens in beforeAll');
-      return stores;
+    get stores() {
+      return opened(stores);
+    },
+    get raw() {
+      return opened(client).db();
+    },
+    get uri() {
+      return opened(database).uri;
     },
   };
 }
