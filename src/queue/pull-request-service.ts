@@ -8,7 +8,7 @@ import type { Stores } from '../ports/stores.js';
 import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { findQueue } from './queue-service.js';
 import type { QueueRunner } from '../runner/queue-runner.js';
-import { engineFacts, engineTargets } from '../runner/engine-inputs.js';
+import { asEngineTargets, engineFacts, engineTargets } from '../runner/engine-inputs.js';
 import { invalid, notFound, succeed, type Outcome } from './outcome.js';
 
 /** The little of a logger the use cases need (pino and Fastify's both fit). */
@@ -123,9 +123,11 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
     const targets = input.targets === 'ALL' ? 'ALL' : [...new Set(input.targets)];
     await stores.impactedTargets.set({ queueId: queue.value.id, prNumber: input.prNumber, sha: input.sha, targets, setAt: now() });
     const entry = await stores.entries.find(queue.value.id, input.prNumber);
-    const forEngine = entry && !isTerminal(entry.state) ? await engineTargets(stores, queue.value.id, input.prNumber, input.sha) : null;
-    if (forEngine) await runner.dispatch(queue.value.id, { type: 'impacted_targets_set', prNumber: input.prNumber, targets: forEngine });
-    return succeed({ queue: queue.value, entry: entry && ((await stores.entries.findById(entry.id)) ?? entry), count: targets === 'ALL' ? 'ALL' : targets.length });
+    const count = targets === 'ALL' ? 'ALL' : targets.length;
+    if (!entry || isTerminal(entry.state)) return succeed({ queue: queue.value, entry, count });
+    // The engine is told what was just stored (not read back), and the entry read again as the engine left it.
+    await runner.dispatch(queue.value.id, { type: 'impacted_targets_set', prNumber: input.prNumber, targets: asEngineTargets(input.sha, targets) });
+    return succeed({ queue: queue.value, entry: (await stores.entries.findById(entry.id)) ?? entry, count });
   }
 
   return {

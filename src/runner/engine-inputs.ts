@@ -25,6 +25,11 @@ export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
   };
 }
 
+/** Targets for a PR head as the engine takes them: a list too long to compare pairwise counts as ALL. */
+export function asEngineTargets(sha: string, targets: readonly string[] | 'ALL'): ImpactedTargets {
+  return { sha, targets: targets === 'ALL' || targets.length > MAX_ENGINE_TARGETS ? 'ALL' : targets };
+}
+
 /** The uploaded targets for this PR head, as the engine takes them. */
 export async function engineTargets(stores: Stores, queueId: string, prNumber: number, headSha: string | undefined): Promise<ImpactedTargets | null> {
   if (!headSha) return null;
@@ -32,5 +37,5 @@ export async function engineTargets(stores: Stores, queueId: string, prNumber: n
   if (!summary) return null;
   if (summary.all || summary.count > MAX_ENGINE_TARGETS) return { sha: headSha, targets: 'ALL' };
   const record = await stores.impactedTargets.latest(queueId, prNumber, headSha);
-  return record ? { sha: headSha, targets: record.targets } : null;
+  return record ? asEngineTargets(headSha, record.targets) : null;
 }

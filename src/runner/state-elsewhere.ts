@@ -1,9 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import type { EngineState } from '../engine/model.js';
 import type { CiHistory } from '../forecast/ci-history.js';
-import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
+import { forecastMerges } from '../forecast/merge-forecast.js';
 import type { EngineStore } from '../ports/engine-store.js';
 import { loadState } from './decide-inputs.js';
+import type { QueueForecast } from './queue-runner.js';
 
 /** How long a state loaded for a queue another replica writes is answered from memory at most. */
 const MAX_AGE_MS = 60_000;
@@ -13,7 +14,7 @@ interface Loaded {
   recordedThrough: number;
   loadedAt: number;
   state: EngineState | null;
-  forecast?: { byEntry: MergeForecast; history: CiHistory; samples: number };
+  forecast?: QueueForecast;
 }
 
 /**
@@ -48,7 +49,7 @@ export class StateElsewhere {
   }
 
   /** Forecast merge times from that state, computed once per load. */
-  async forecast(queueId: string): Promise<{ byEntry: MergeForecast; history: CiHistory; samples: number }> {
+  async forecast(queueId: string): Promise<QueueForecast> {
     const loaded = await this.current(queueId);
     if (!loaded.forecast) {
       const { history, samples } = await this.ciHistory(queueId);
