@@ -100,7 +100,8 @@ export async function timeInterleaved(
   return [statsOf(times[0]), statsOf(times[1])];
 }
 
-function statsOf(times: number[]): { count: number; meanMs: number; p50Ms: number; p99Ms: number } {
+/** Count, mean, p50 and p99 of some latencies in ms. */
+export function statsOf(times: number[]): { count: number; meanMs: number; p50Ms: number; p99Ms: number } {
   const sorted = [...times].sort((x, y) => x - y);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
   return { count: sorted.length, meanMs: sorted.reduce((sum, t) => sum + t, 0) / sorted.length, p50Ms: at(0.5), p99Ms: at(0.99) };

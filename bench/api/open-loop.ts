@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import type { LoadResult } from './load.js';
+import { statsOf, type LoadResult } from './load.js';
 
 /**
  * Requests sent at a fixed rate whatever the answers (an open loop), over at most `connections` kept-alive
@@ -66,8 +66,7 @@ export async function driveOpenLoop(options: {
   await Promise.all(inFlight);
   const elapsedSeconds = (performance.now() - started) / 1000;
   agent.destroy();
-  const sorted = latencies.sort((a, b) => a - b);
-  const at = (q: number) => (sorted.length === 0 ? NaN : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number));
+  const stats = statsOf(latencies);
   const failed = Object.values(non2xx).reduce((sum, n) => sum + n, 0);
   const errors = failed + connectionErrors + timeouts;
   return {
@@ -75,10 +74,10 @@ export async function driveOpenLoop(options: {
     connections: options.connections,
     offeredPerSecond: options.ratePerSecond,
     durationSeconds: options.durationSeconds,
-    requests: sorted.length + errors,
-    requestsPerSecond: sorted.length / elapsedSeconds,
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
+    requests: latencies.length + errors,
+    requestsPerSecond: latencies.length / elapsedSeconds,
+    p50Ms: Math.round(stats.p50Ms),
+    p99Ms: Math.round(stats.p99Ms),
     errors,
     ...(errors > 0 ? { errorKinds: { non2xx, connectionErrors, timeouts } } : {}),
   };
