@@ -397,7 +397,12 @@ export class QueueRunner {
         this.workers.delete(queueId);
         return null;
       }
-      if (worker) {
+      if (worker && epoch !== worker.epoch + 1) {
+        // Epochs count every taking of the lease: another replica held it since this one last did (this one stalled
+        // past its lease). It may have decided, snapshotted and compacted the versions this state would go on from,
+        // so the state is loaded again: appended from here, a decision would take a version the log no longer holds.
+        this.workers.delete(queueId);
+      } else if (worker) {
         worker.epoch = epoch;
         worker.leaseExpiresAt = now + this.leaseTtlMs;
       }
@@ -555,7 +560,13 @@ export class QueueRunner {
       // Before the decision is in the log: the host-action loop reads new decisions from there and
       // carries them out with worker.queue, which must already say what the operator changed
       // (a landing predicted with the old mergeMethod blocked the queue again).
-      if (decided.configChanged) worker.queue = (await this.options.stores.queues.findById(queueId)) ?? worker.queue;
+      if (decided.configChanged) {
+        const queue = await this.options.stores.queues.findById(queueId).catch((error: unknown) => {
+          this.workers.delete(queueId); // The state holds this round's inputs already: reloaded from the log next round.
+          throw error;
+        });
+        worker.queue = queue ?? worker.queue;
+      }
       // The state was changed in place: if the decision is not stored, that change must not outlive it
       // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
       const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
@@ -845,7 +856,8 @@ export class QueueRunner {
 
   /** Whether this replica may still act for the queue (a retry may run long after the lease was last renewed by a decision). */
   private async mayAct(worker: QueueWorker): Promise<boolean> {
-    return !this.stopped && this.leaseValid(worker) && (await this.holdLease(worker.queueId)) !== null;
+    // Valid again after renewing: a renewal that finds another replica held the lease meanwhile drops this worker.
+    return !this.stopped && this.leaseValid(worker) && (await this.holdLease(worker.queueId)) !== null && this.leaseValid(worker);
   }
 
   private sleep(queueId: string, ms: number): Promise<void> {

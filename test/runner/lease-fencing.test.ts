@@ -2,11 +2,13 @@
  * Two runners, one database: a writer whose lease ran out while it was deciding
  * can neither persist its decision nor act on it; one whose decision lost the
  * compare-and-set (the next writer appended that version first) does neither
- * either. Each runner has its own host double, so what each did is visible.
+ * either; one that takes its lease back after another writer held it reloads.
+ * Each runner has its own host double, so what each did is visible.
  */
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
+import { loadState } from '../../src/runner/decide-inputs.js';
 import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const TTL = 30_000;
@@ -34,7 +36,7 @@ async function queueWithEntry() {
   return { queue, ...(await claimEntry(db.stores, queue.id, 1)) };
 }
 
-function runner(owner: string, host: GitHost, clock: { now: number }, engine = db.stores.engine) {
+function runner(owner: string, host: GitHost, clock: { now: number }, engine = db.stores.engine, snapshotEvery?: number) {
   return new QueueRunner({
     stores: { ...db.stores, engine },
     hosts: gitHostRegistry({ 'fake.example': host }),
@@ -43,6 +45,7 @@ function runner(owner: string, host: GitHost, clock: { now: number }, engine = d
     now: () => clock.now,
     leaseTtlMs: TTL,
     pollMs: 60_000,
+    ...(snapshotEvery ? { snapshotEvery } : {}),
   });
 }
 
@@ -166,4 +169,28 @@ test('a writer that dies between storing a decision and taking its inputs off th
   expect(hostA.startedFor(queue.id)).toEqual([]);
   expect(hostB.startedFor(queue.id)).toHaveLength(1);
   await b.stop();
+});
+
+test('a writer that takes its lease back after another held it decides from the state that writer left, not its own', async () => {
+  const queue = await insertQueue(db.stores, `lease${++repoCounter}`);
+  const clock = { now: 4_000_000 };
+  // A snapshot after every decision: the writer in between compacts the versions A would go on from.
+  const a = runner('A', recordingHost(), clock, db.stores.engine, 1);
+  const b = runner('B', recordingHost(), clock, db.stores.engine, 1);
+  await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  expect(await a.dispatch(queue.id, (await claimEntry(db.stores, queue.id, 1)).submitted)).toBe(true);
+  await a.settled(queue.id);
+  // A stalls past its lease; B takes over, decides three submits and hands the queue back (a rolling restart).
+  clock.now += TTL + 5_000;
+  for (let pr = 2; pr <= 4; pr++) expect(await b.dispatch(queue.id, (await claimEntry(db.stores, queue.id, pr)).submitted)).toBe(true);
+  await b.settled(queue.id);
+  await b.stop();
+  // A wakes with a submit of its own.
+  expect(await a.dispatch(queue.id, (await claimEntry(db.stores, queue.id, 5)).submitted)).toBe(true);
+  await a.settled(queue.id);
+  const prsOf = (state: { entries: Array<{ prNumber: number }> } | null | undefined) => state?.entries.map((e) => e.prNumber).sort((x, y) => x - y);
+  expect(prsOf(await a.engineState(queue.id))).toEqual([1, 2, 3, 4, 5]);
+  const stored = await db.stores.engine.load(queue.id);
+  expect(prsOf(stored && loadState(stored.snapshot, stored.decisions))).toEqual([1, 2, 3, 4, 5]);
+  await a.stop();
 });

@@ -61,11 +61,15 @@ export function mongoEngineStore(connection: Connection): EngineStore {
         if (!snapshot && (await migrateLegacy(queueId))) snapshot = await Snapshots.findOne({ queueId }).sort({ version: -1 }).lean<SnapshotDoc>();
         if (!snapshot) return null;
         const docs = await Decisions.find({ queueId, version: { $gt: snapshot.version } }).sort({ version: 1 }).lean<DecisionDoc[]>();
-        // A newer snapshot stored between the two reads may have let its compaction take the decisions right after
-        // this one: the log then starts past it, and is read again from the newer snapshot.
-        const gap = docs.length > 0 && (docs[0] as DecisionDoc).version !== snapshot.version + 1;
-        if (gap && attempt < 5) continue;
-        if (gap) throw new Error(`the log of queue ${queueId} starts at version ${(docs[0] as DecisionDoc).version}, after its newest snapshot's ${snapshot.version}`);
+        // A newer snapshot stored between the two reads may have let its compaction take decisions after this one
+        // (it deletes the older snapshots first, then the decisions they cover, not all at once on every database):
+        // the log read may then start past the snapshot, have a hole, or end early, even be empty. Read again from
+        // the newer snapshot: unless the one read is still there, which says no such compaction began before the log was read.
+        const hole = docs.findIndex((doc, index) => doc.version !== snapshot.version + 1 + index);
+        const compacted = hole === -1 && !(await Snapshots.exists({ _id: key(queueId, snapshot.version) }));
+        if ((hole !== -1 || compacted) && attempt < 5) continue;
+        if (hole !== -1) throw new Error(`the log of queue ${queueId} has no version ${snapshot.version + 1 + hole} after its newest snapshot's ${snapshot.version}`);
+        if (compacted) throw new Error(`the newest snapshot of queue ${queueId} (version ${snapshot.version}) was compacted away five times while it was read`);
         return { snapshot: { version: snapshot.version, state: JSON.parse(snapshot.stateJson) as EngineState }, decisions: docs.map(toDecision) };
       }
     },

@@ -4,6 +4,7 @@
  * asked about, a queue and submissions recorded as the API records them.
  */
 import { MongoClient, type Db } from 'mongodb';
+import mongoose, { type Model } from 'mongoose';
 import { openMongoStores } from '../../../src/adapters/mongo/mongo-stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../../src/domain/queue-config.js';
 import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../../../src/domain/records.js';
@@ -126,4 +127,12 @@ export async function claimEntry(stores: Stores, queueId: string, prNumber: numb
   if (!entry.ok) throw new Error(`PR ${prNumber} has an entry`);
   const submitted = { type: 'submitted' as const, entryId: entry.value.id, prNumber, priority: 100, noBatch: false, facts: engineFacts(facts) };
   return { entryId: entry.value.id, submitted };
+}
+
+/** The stores' own mongoose model of a collection on a database (to spy on what they ask of it). */
+export function storesModel(databaseName: string, collection: string): Model<unknown> {
+  const connection = mongoose.connections.find((c) => c.name === databaseName && Object.values(c.models).some((m) => m.collection.name === collection));
+  const model = connection && Object.values(connection.models).find((m) => m.collection.name === collection);
+  if (!model) throw new Error(`no model of ${collection} on ${databaseName}`);
+  return model as Model<unknown>;
 }
