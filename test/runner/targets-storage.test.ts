@@ -1,14 +1,15 @@
 /**
  * Impacted targets are found by one read by _id: a pointer per PR head (and per
  * PR) names the newest set and its parts. Re-uploads replace, old heads are
- * pruned with their pointers, and sets stored before pointers existed get
- * them at start-up.
+ * pruned with their pointers (found in the PR's pointer, not by a query), and
+ * sets stored before pointers existed get them at start-up.
  */
+import { jest } from '@jest/globals';
 import { MongoClient, ObjectId } from 'mongodb';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { createTestDatabaseUri, dropTestDatabase } from '../support/test-database.js';
-import { useRunnerDatabaseWithDriver } from './support/runner-fixture.js';
+import { storesModel, useRunnerDatabaseWithDriver } from './support/runner-fixture.js';
 
 const db = useRunnerDatabaseWithDriver('targets_storage');
 
@@ -66,6 +67,13 @@ test('sets stored before pointers existed get them when the stores open, parts f
       expect((await opened.impactedTargets.latest(queueId.toHexString(), 3, 'f6'))?.targets).toEqual(['//old']);
       expect((await opened.impactedTargets.latest(queueId.toHexString(), 3))?.targets).toEqual(['//new', '//newer']);
       expect(await opened.impactedTargets.summary(queueId.toHexString(), 3, 'g7')).toEqual({ sha: 'g7', all: false, count: 2 });
+      // Their pointers do not list the PR's uploads: the next upload finds them by their headers, and prunes the oldest.
+      await opened.impactedTargets.set({ queueId: queueId.toHexString(), prNumber: 3, sha: 'h8', targets: ['//h'], setAt: at(3) });
+      await opened.impactedTargets.set({ queueId: queueId.toHexString(), prNumber: 3, sha: 'i9', targets: ['//i'], setAt: at(4) });
+      expect(await opened.impactedTargets.latest(queueId.toHexString(), 3, 'f6')).toBeNull();
+      expect(await raw.db().collection('impacted_target_sets').countDocuments({ _id: older })).toBe(0);
+      expect(await raw.db().collection('impacted_target_parts').countDocuments({ setId: older })).toBe(0);
+      expect((await opened.impactedTargets.latest(queueId.toHexString(), 3, 'g7'))?.targets).toEqual(['//new', '//newer']);
     } finally {
       await opened.close();
     }
@@ -84,3 +92,24 @@ test('a deleted queue takes its pointers with it', async () => {
   expect(await db.raw.collection('impacted_target_heads').countDocuments({ _id: { $regex: `^${queue.value.id}:` } } as never)).toBe(0);
   expect(await db.stores.impactedTargets.summary(queue.value.id, 1, 'h8')).toBeNull();
 });
+
+test('an upload finds what to prune in its PR pointer: no query of the set headers, whatever is stored', async () => {
+  const queueId = new ObjectId().toHexString();
+  const { impactedTargets: targets } = db.stores;
+  const Sets = storesModel(db.raw.databaseName, 'impacted_target_sets');
+  const find = jest.spyOn(Sets, 'find');
+  try {
+    for (const [minute, sha] of ['j1', 'k2', 'l3', 'm4', 'm4'].entries()) await targets.set({ queueId, prNumber: 9, sha, targets: [`//${sha}`], setAt: at(10 + minute) });
+    expect(find).not.toHaveBeenCalled();
+  } finally {
+    find.mockRestore();
+  }
+  // Three heads kept (the re-upload of m4 replaced its first), their parts with them; j1 pruned with its pointer.
+  expect(await db.raw.collection('impacted_target_sets').countDocuments({ queueId: new ObjectId(queueId) })).toBe(3);
+  expect(await targets.latest(queueId, 9, 'j1')).toBeNull();
+  expect((await targets.latest(queueId, 9, 'k2'))?.targets).toEqual(['//k2']);
+  expect((await targets.latest(queueId, 9))?.sha).toBe('m4');
+  const setIds = (await db.raw.collection('impacted_target_sets').find({ queueId: new ObjectId(queueId) }).toArray()).map((set) => set._id);
+  expect(await db.raw.collection('impacted_target_parts').countDocuments({ setId: { $nin: setIds }, targets: { $in: ['//j1', '//k2', '//l3', '//m4'] } })).toBe(0);
+});
+

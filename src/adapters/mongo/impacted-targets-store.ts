@@ -11,22 +11,31 @@ const PART_BYTES = 4 * 1024 * 1024;
 const SETS_KEPT_PER_PR = 3;
 
 type SetDoc = { _id: Types.ObjectId; queueId: Types.ObjectId; sha: string; all: boolean; count: number; parts: number; setAt: Date; prNumber: number; partIds?: Types.ObjectId[] };
-/** A pointer to the newest set of a PR head (or of the PR): see the model. */
-type HeadDoc = { _id: string; setId: Types.ObjectId; prNumber: number; sha: string; all: boolean; count: number; partIds?: Types.ObjectId[]; setAt: Date };
+/** One stored upload of a PR, as its pointer lists it (what pruning needs). */
+type Upload = { setId: Types.ObjectId; sha: string; partIds?: Types.ObjectId[] };
+/** A pointer to the newest set of a PR head (or of the PR, which also lists the PR's uploads kept): see the model. */
+type HeadDoc = { _id: string; setId: Types.ObjectId; prNumber: number; sha: string; all: boolean; count: number; partIds?: Types.ObjectId[]; setAt: Date; uploads?: Upload[] };
 
 const headKey = (queueId: string, prNumber: number, sha?: string) => (sha === undefined ? `${queueId}:${Number(prNumber)}` : `${queueId}:${Number(prNumber)}:${String(sha)}`);
 /** Marks that every set has its pointers. */
 const COMPLETE = 'complete';
 
-/** Points a PR head (and the PR) at a set; two first upserts at once: one inserts, the other updates. */
-async function pointAt(Heads: ReturnType<typeof impactedTargetModels>['heads'], queueId: string, set: Omit<SetDoc, 'queueId' | 'parts'>): Promise<void> {
+/**
+ * Points a PR head (and the PR) at a set; two first upserts at once: one inserts, the other updates. `uploads`, the
+ * PR's uploads kept (newest first), goes in the PR's pointer.
+ */
+async function pointAt(Heads: ReturnType<typeof impactedTargetModels>['heads'], queueId: string, set: Omit<SetDoc, 'queueId' | 'parts'>, uploads?: Upload[]): Promise<void> {
   const pointer = { setId: set._id, prNumber: set.prNumber, sha: set.sha, all: set.all, count: set.count, setAt: set.setAt, ...(set.partIds ? { partIds: set.partIds } : {}) };
-  const upsert = (_id: string) => Heads.updateOne({ _id }, { $set: pointer }, { upsert: true });
+  const upsert = (_id: string, fields: object) => Heads.updateOne({ _id }, { $set: fields }, { upsert: true });
+  const pointers: Array<[string, object]> = [
+    [headKey(queueId, set.prNumber, set.sha), pointer],
+    [headKey(queueId, set.prNumber), uploads ? { ...pointer, uploads } : pointer],
+  ];
   await Promise.all(
-    [headKey(queueId, set.prNumber, set.sha), headKey(queueId, set.prNumber)].map((_id) =>
-      upsert(_id).catch((error: unknown) => {
+    pointers.map(([_id, fields]) =>
+      upsert(_id, fields).catch((error: unknown) => {
         if (!isDuplicateKeyError(error)) throw error;
-        return upsert(_id);
+        return upsert(_id, fields);
       }),
     ),
   );
@@ -89,10 +98,19 @@ export function mongoImpactedTargetsStore(connection: Connection): ImpactedTarge
     return parts.flatMap((part) => (part as { targets: string[] }).targets);
   }
 
-  async function deleteSets(ids: Types.ObjectId[]): Promise<void> {
-    if (ids.length === 0) return;
-    await Sets.deleteMany({ _id: { $in: ids } });
-    await Parts.deleteMany({ setId: { $in: ids } });
+  /** Each by _id (the local FerretDB reads a whole collection for any other filter, `$in` included). */
+  async function deleteSets(uploads: Upload[]): Promise<void> {
+    for (const upload of uploads) {
+      await Sets.deleteOne({ _id: upload.setId });
+      if (upload.partIds) for (const partId of upload.partIds) await Parts.deleteOne({ _id: partId });
+      else await Parts.deleteMany({ setId: upload.setId }); // Stored before its parts' ids were kept.
+    }
+  }
+
+  /** A PR's uploads, newest first, for a pointer stored before pointers listed them: read from the set headers, once per PR. */
+  async function uploadsOfOldPointer(queueId: Types.ObjectId, prNumber: number): Promise<Upload[]> {
+    const headers = await Sets.find({ queueId, prNumber }).sort({ setAt: -1, _id: -1 }).lean<SetDoc[]>();
+    return headers.map((h) => ({ setId: h._id, sha: h.sha, ...(h.partIds ? { partIds: h.partIds } : {}) }));
   }
 
   return {
@@ -114,21 +132,27 @@ export function mongoImpactedTargetsStore(connection: Connection): ImpactedTarge
       for (const [part, targets] of chunks.entries()) await Parts.create({ _id: partIds[part], setId: header._id, part, targets });
       header.set('partIds', partIds);
       await header.save();
-      await pointAt(Heads, record.queueId, { _id: header._id, prNumber: record.prNumber, sha: record.sha, all, count: header.count, setAt: record.setAt, partIds });
 
-      // Older uploads for the same sha are superseded; other shas beyond the few newest are pruned.
-      const headers = await Sets.find({ queueId, prNumber: record.prNumber })
-        .sort({ setAt: -1, _id: -1 })
-        .lean<SetDoc[]>();
+      // The PR's uploads so far, as its pointer lists them (one read by _id; a query of the set headers grew with
+      // every upload stored, of every queue, on the local FerretDB: 5,000 uploads took ten minutes). Older uploads
+      // for the same sha are superseded; other shas beyond the few newest are pruned. Two uploads for one PR at once
+      // may each miss the other's in their list: that set then stays stored, unused, with the queue until it goes.
+      const previous = await Heads.findById(headKey(record.queueId, record.prNumber)).lean<HeadDoc>();
+      const before = previous ? (previous.uploads ?? (await uploadsOfOldPointer(queueId, record.prNumber))) : [];
       const seen = new Set<string>();
-      const stale: Types.ObjectId[] = [];
-      for (const h of headers) {
-        if (seen.has(h.sha) || seen.size >= SETS_KEPT_PER_PR) stale.push(h._id);
-        else seen.add(h.sha);
+      const kept: Upload[] = [];
+      const stale: Upload[] = [];
+      for (const upload of [{ setId: header._id, sha: record.sha, partIds }, ...before.filter((u) => !u.setId.equals(header._id))]) {
+        if (seen.has(upload.sha) || seen.size >= SETS_KEPT_PER_PR) stale.push(upload);
+        else {
+          seen.add(upload.sha);
+          kept.push(upload);
+        }
       }
+      await pointAt(Heads, record.queueId, { _id: header._id, prNumber: record.prNumber, sha: record.sha, all, count: header.count, setAt: record.setAt, partIds }, kept);
       await deleteSets(stale);
       // Heads pruned for good lose their pointers (one delete by _id each: a few at most).
-      const pruned = new Set(headers.filter((h) => !seen.has(h.sha)).map((h) => h.sha));
+      const pruned = new Set(stale.filter((u) => !seen.has(u.sha)).map((u) => u.sha));
       for (const sha of pruned) await Heads.deleteOne({ _id: headKey(record.queueId, record.prNumber, sha) });
     },
     async latest(queueId, prNumber, sha) {

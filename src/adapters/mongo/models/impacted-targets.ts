@@ -49,6 +49,8 @@ const impactedTargetHeadSchema = new Schema(
     count: { type: Number },
     partIds: { type: [Schema.Types.ObjectId], default: undefined },
     setAt: { type: Date },
+    /** In the PR's pointer: its uploads kept, newest first (pruning reads them here, not by a query). */
+    uploads: { type: [{ _id: false, setId: Schema.Types.ObjectId, sha: String, partIds: { type: [Schema.Types.ObjectId], default: undefined } }], default: undefined },
   },
   { collection: 'impacted_target_heads', versionKey: false },
 );
