@@ -7,7 +7,7 @@ interface DeliveryLog {
   error(details: object, message: string): void;
 }
 
-/** Attempts before a delivery is given up (left recorded, with its last error, for diagnosis). */
+/** Attempts before a delivery is given up (left recorded, with its last error, for diagnosis; GitHub's "Redeliver" then handles it again). */
 export const MAX_DELIVERY_ATTEMPTS = 5;
 
 /**

@@ -75,8 +75,12 @@ export function githubApp(deps: GitHubAppDeps) {
           );
           return;
         }
+        // Deliveries arrive late, twice or out of order: the PR's labels now decide, not the event's action
+        // (a `labeled` handled after the label was removed must not queue the PR again).
+        const labeled = context.payload.action === 'labeled';
+        if ((await hasLabel(context, pr.number, queue.config.enqueueingLabel)) !== labeled) return;
         const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };
-        const result = context.payload.action === 'labeled' ? await deps.pullRequests.submit(ref) : await deps.pullRequests.cancel(ref);
+        const result = labeled ? await deps.pullRequests.submit(ref) : await deps.pullRequests.cancel(ref);
         if (!result.ok && result.failure.kind !== 'not_found') {
           await context.octokit.rest.issues.createComment(context.issue({ body: replyTo(result.failure.message) }));
         }
@@ -194,6 +198,12 @@ async function findOrConfigure(deps: GitHubAppDeps, context: Context, repo: Repo
   if (queue || !(await mayConfigure())) return queue;
   const changes = await applyDefaultBranchQueueFile(deps, context.octokit, repo);
   return changes?.some((c) => c.targetBranch === branch) ? deps.stores.queues.find(repo, branch) : null;
+}
+
+/** Whether the PR (or issue) carries the label `name` now, as GitHub says (label names compare case-insensitively). */
+async function hasLabel(context: Context, issueNumber: number, name: string): Promise<boolean> {
+  const labels = await context.octokit.paginate(context.octokit.rest.issues.listLabelsOnIssue, context.repo({ issue_number: issueNumber, per_page: 100 }));
+  return labels.some((label) => label.name.toLowerCase() === name.toLowerCase());
 }
 
 /** Queued PRs of this repository waiting at head `sha` (commit statuses never name PRs; checks of forks' PRs do not). */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { sendError } from '../api/errors.js';
 import type { DeliveryStore } from '../ports/delivery-store.js';
-import type { DeliveryHandler } from './delivery-handler.js';
+import { MAX_DELIVERY_ATTEMPTS, type DeliveryHandler } from './delivery-handler.js';
 
 /** GitHub's own cap on webhook payloads. */
 export const WEBHOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
@@ -20,7 +20,8 @@ export interface WebhookReceiver {
  * exact string GitHub sent, because the signature is over those bytes (parsing
  * and re-serializing JSON would change them). The route verifies, records the
  * delivery durably and answers 202; the handlers run after the answer, so a
- * slow GitHub never makes a delivery time out. A delivery id is applied once.
+ * slow GitHub never makes a delivery time out. A delivery id is applied once; one the service gave up
+ * on (every attempt failed) is handled again when GitHub redelivers it.
  */
 export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: DeliveryStore; handler: DeliveryHandler; now?: () => Date }): FastifyPluginAsync {
   const now = options.now ?? (() => new Date());
@@ -47,9 +48,14 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
       }
       const inline = Buffer.byteLength(body) > MAX_RECORDED_BODY_BYTES;
       const receivedAt = now();
-      if (!(await options.deliveries.record({ id, name, payloadJson: inline ? '' : body, receivedAt }))) {
-        request.log.info({ delivery: id, event: name }, 'webhook delivery already received');
-        return reply.code(200).type('text/plain; charset=utf-8').send('Already received.');
+      const received = { id, name, payloadJson: inline ? '' : body, receivedAt };
+      if (!(await options.deliveries.record(received))) {
+        // GitHub's "Redeliver" (the same id) of a delivery given up is handled again; handled or still being retried, it is a duplicate.
+        if (!(await options.deliveries.rearm(received, MAX_DELIVERY_ATTEMPTS))) {
+          request.log.info({ delivery: id, event: name }, 'webhook delivery already received');
+          return reply.code(200).type('text/plain; charset=utf-8').send('Already received.');
+        }
+        request.log.warn({ delivery: id, event: name }, 'webhook delivery given up before is redelivered: handled again');
       }
       const delivery = { id, name, payloadJson: body, receivedAt, attempts: 1, lastAttemptAt: receivedAt };
       if (inline) {

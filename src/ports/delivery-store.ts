@@ -21,6 +21,13 @@ export interface DeliveryStore {
    * handles it at once: `claimAttempt(id, 1)`); false when this id was received before (atomic: a unique key).
    */
   record(delivery: { id: string; name: string; payloadJson: string; receivedAt: Date }): Promise<boolean>;
+  /**
+   * A delivery received again (GitHub's "Redeliver" sends the same id) that was given up: never handled, its
+   * `maxAttempts` attempts used. Recorded anew, as `record` would (this body kept, its attempts start over with
+   * the first counted, earlier attempts' claims released); false when it is handled, still being retried or
+   * unknown (a duplicate). Of replicas receiving it at once, one re-arms it (a unique key decides).
+   */
+  rearm(delivery: { id: string; name: string; payloadJson: string; receivedAt: Date }, maxAttempts: number): Promise<boolean>;
   /** Claims attempt `attempt` of a delivery under a unique key, so one replica makes each. False when another did. */
   claimAttempt(id: string, attempt: number, at: Date): Promise<boolean>;
   /**

@@ -7,7 +7,8 @@ import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { authenticateRequest } from '../../src/api/auth.js';
 import { buildServer } from '../../src/api/build-server.js';
-import { sessionCookieOptions, sessionRoutes } from '../../src/api/routes/session-routes.js';
+import { registerErrorHandling } from '../../src/api/errors.js';
+import { SESSION_BODY_LIMIT_BYTES, sessionCookieOptions, sessionRoutes } from '../../src/api/routes/session-routes.js';
 import { gitHostRegistry } from '../../src/ports/git-host.js';
 import { tokenService } from '../../src/tokens/token-service.js';
 import { startApiHarness, repo, type ApiHarness } from '../support/api-harness.js';
@@ -169,6 +170,56 @@ describe('POST /ui/session: sign in', () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
       const res = await h.app.inject({ method: 'POST', url: '/ui/session', headers: { 'content-type': type }, payload: `token=${tokenA}` });
       expectPlainError(res, 415);
+    }
+  });
+
+  test('a body over 4 KiB is a 413 naming the sign-in limit; a token near the limit still signs in', async () => {
+    const big = JSON.stringify({ token: tokenA, pad: 'a'.repeat(64 * 1024) });
+    const res = await h.app.inject({ method: 'POST', url: '/ui/session', headers: { 'content-type': 'application/json' }, payload: big });
+    expectPlainError(res, 413);
+    expect(res.body).toBe(`The sign-in body is larger than the limit of ${SESSION_BODY_LIMIT_BYTES} bytes; send only {"token": "..."}.`);
+    expect(res.headers['set-cookie']).toBeUndefined();
+    // Padded with white space up to the limit: still read.
+    const padded = JSON.stringify({ token: tokenA }).padEnd(SESSION_BODY_LIMIT_BYTES, ' ');
+    const ok = await h.app.inject({ method: 'POST', url: '/ui/session', headers: { 'content-type': 'application/json' }, payload: padded });
+    expect(ok.statusCode).toBe(200);
+    // Other errors on the route keep the server's own answers.
+    const invalid = await h.app.inject({ method: 'POST', url: '/ui/session', headers: { 'content-type': 'application/json' }, payload: '{"token":' });
+    expectPlainError(invalid, 400);
+    expect(invalid.body).toBe('The request body is not valid JSON.');
+  });
+
+  test('a large body is refused unread: neither parsed nor authenticated (anyone can send one, signed in or not)', async () => {
+    let parsed = 0;
+    let authenticated = 0;
+    const app = Fastify({ bodyLimit: 20 * 1024 * 1024 });
+    app.setValidatorCompiler(validatorCompiler);
+    app.setSerializerCompiler(serializerCompiler);
+    registerErrorHandling(app, 20 * 1024 * 1024);
+    // The server's JSON parser, counted.
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+      parsed++;
+      try {
+        done(null, JSON.parse(body as string));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
+    await app.register(fastifyCookie);
+    const tokens = tokenService(h.stores.tokens);
+    const counted = { ...tokens, authenticate: (secret: string) => (authenticated++, tokens.authenticate(secret)) };
+    await app.register(sessionRoutes({ tokens: counted, stores: h.stores, now }));
+    await app.ready();
+    try {
+      const big = JSON.stringify({ token: 'x', pad: 'a'.repeat(512 * 1024) });
+      const res = await app.inject({ method: 'POST', url: '/ui/session', headers: { 'content-type': 'application/json' }, payload: big });
+      expectPlainError(res, 413);
+      expect({ parsed, authenticated }).toEqual({ parsed: 0, authenticated: 0 });
+      const small = await app.inject({ method: 'POST', url: '/ui/session', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ token: tokenA }) });
+      expect(small.statusCode).toBe(200);
+      expect({ parsed, authenticated }).toEqual({ parsed: 1, authenticated: 1 });
+    } finally {
+      await app.close();
     }
   });
 

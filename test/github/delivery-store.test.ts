@@ -41,3 +41,37 @@ test('an attempt is claimed once; a retry is counted and claimed as the next att
   expect((await db.stores.deliveries.unhandled(before, 5, 100)).map((d) => d.id)).not.toContain('e-1');
   expect(await db.stores.deliveries.record(received('e-1', before))).toBe(false);
 });
+
+test('a delivery given up is re-armed once by its redelivery (attempts start over, attempt 1 claimable again); handled or still retried, it is not', async () => {
+  const at = new Date('2026-11-03T10:00:00Z');
+  const store = db.stores.deliveries;
+  expect(await store.record(received('f-1', at))).toBe(true);
+  expect(await store.claimAttempt('f-1', 1, at)).toBe(true);
+  // Still being retried (2 of 5 attempts): a redelivery is a duplicate.
+  expect(await store.startAttempt('f-1', at)).toBe(true);
+  expect(await store.rearm(received('f-1', at), 5)).toBe(false);
+  for (let n = 3; n <= 5; n++) expect(await store.startAttempt('f-1', at)).toBe(true);
+  await store.failed('f-1', 'GitHub answered 502');
+  const sweepBefore = new Date('2026-11-04T11:00:00Z');
+  expect((await store.unhandled(sweepBefore, 5, 100)).map((d) => d.id)).not.toContain('f-1');
+
+  // Given up: two replicas receive GitHub's redelivery at once; one re-arms it.
+  const again = new Date('2026-11-04T10:00:00Z');
+  const redelivery = { ...received('f-1', again), payloadJson: '{"id":"f-1","again":true}' };
+  expect((await Promise.all([store.rearm(redelivery, 5), store.rearm(redelivery, 5)])).filter(Boolean)).toHaveLength(1);
+  expect(await store.claimAttempt('f-1', 1, again)).toBe(true);
+  expect((await store.unhandled(sweepBefore, 5, 100)).find((d) => d.id === 'f-1')).toEqual({
+    id: 'f-1',
+    name: 'pull_request',
+    payloadJson: redelivery.payloadJson,
+    receivedAt: again,
+    attempts: 1,
+    lastAttemptAt: again,
+  });
+  // Its retries are claimed afresh too.
+  expect(await store.startAttempt('f-1', again)).toBe(true);
+  await store.handled('f-1', again);
+  for (let n = 3; n <= 5; n++) await store.startAttempt('f-1', again);
+  expect(await store.rearm(redelivery, 5)).toBe(false);
+  expect(await store.rearm(received('unknown', again), 5)).toBe(false);
+});

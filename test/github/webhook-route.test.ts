@@ -6,7 +6,7 @@ import { webhookExample as example } from '../support/webhook-examples.js';
 import { registerErrorHandling } from '../../src/api/errors.js';
 import { webhookRoute, WEBHOOK_PATH } from '../../src/github/webhook-route.js';
 import type { DeliveryStore, ReceivedDelivery } from '../../src/ports/delivery-store.js';
-import { DeliveryHandler } from '../../src/github/delivery-handler.js';
+import { DeliveryHandler, MAX_DELIVERY_ATTEMPTS } from '../../src/github/delivery-handler.js';
 
 const SECRET = 'webhook-secret';
 const signer = new Webhooks({ secret: SECRET });
@@ -18,6 +18,13 @@ function memoryDeliveries(): DeliveryStore {
   return {
     async record(delivery) {
       if (byId.has(delivery.id)) return false;
+      byId.set(delivery.id, { ...delivery, attempts: 1, lastAttemptAt: delivery.receivedAt, handled: false });
+      return true;
+    },
+    async rearm(delivery, maxAttempts) {
+      const known = byId.get(delivery.id);
+      if (!known || known.handled || known.attempts < maxAttempts) return false;
+      for (let n = 1; n <= Math.max(known.attempts, maxAttempts); n++) attempts.delete(`${delivery.id}:${n}`);
       byId.set(delivery.id, { ...delivery, attempts: 1, lastAttemptAt: delivery.receivedAt, handled: false });
       return true;
     },
@@ -52,15 +59,16 @@ function memoryDeliveries(): DeliveryStore {
 let app: FastifyInstance;
 let handler: DeliveryHandler;
 let received: string[];
-let failNext: boolean;
+/** How many of the next deliveries the handlers fail. */
+let failNext: number;
 beforeAll(async () => {
   const probot = new Probot({ appId: 1, privateKey, secret: SECRET, logLevel: 'fatal' });
   received = [];
-  failNext = false;
+  failNext = 0;
   await probot.load((p: Probot) => {
     p.onAny(async (context) => {
-      if (failNext) {
-        failNext = false;
+      if (failNext > 0) {
+        failNext--;
         throw new Error('handler failed');
       }
       received.push(`${context.name}.${(context.payload as { action?: string }).action ?? ''}:${context.id}`);
@@ -117,7 +125,7 @@ test('missing event headers are a 400; a signed non-JSON body is a 400', async (
 
 test('a handler that fails after the answer is tried again by the sweep (GitHub does not redeliver on its own)', async () => {
   const payload = example('pull_request', 'synchronize');
-  failNext = true;
+  failNext = 1;
   const accepted = await signed('pull_request', payload, 'd-5');
   expect(accepted.statusCode).toBe(202);
   await handler.idle();
@@ -126,6 +134,65 @@ test('a handler that fails after the answer is tried again by the sweep (GitHub 
   expect(await handler.retryUnhandled()).toBe(1);
   expect(received.filter((r) => r === 'pull_request.synchronize:d-5')).toHaveLength(1);
   expect(await handler.retryUnhandled()).toBe(0);
+});
+
+/** Runs the sweep until it finds nothing to retry (each round after a tick: it takes deliveries received before now). */
+async function sweepUntilIdle(): Promise<number> {
+  let rounds = 0;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    if ((await handler.retryUnhandled()) === 0) return rounds;
+    rounds++;
+  }
+}
+
+test('a delivery given up (every attempt failed) is handled again when GitHub redelivers it; handled, its next redelivery is a duplicate again', async () => {
+  const payload = example('pull_request', 'closed');
+  failNext = MAX_DELIVERY_ATTEMPTS;
+  expect((await signed('pull_request', payload, 'given-up')).statusCode).toBe(202);
+  await handler.idle();
+  expect(await sweepUntilIdle()).toBe(MAX_DELIVERY_ATTEMPTS - 1);
+  expect(received).not.toContain('pull_request.closed:given-up');
+  // Someone clicks "Redeliver": the same id.
+  const redelivered = await signed('pull_request', payload, 'given-up');
+  expect([redelivered.statusCode, redelivered.body]).toEqual([202, 'Accepted.']);
+  await handler.idle();
+  expect(received.filter((r) => r === 'pull_request.closed:given-up')).toHaveLength(1);
+  const again = await signed('pull_request', payload, 'given-up');
+  expect([again.statusCode, again.body]).toEqual([200, 'Already received.']);
+  await handler.idle();
+  expect(await sweepUntilIdle()).toBe(0);
+  expect(received.filter((r) => r === 'pull_request.closed:given-up')).toHaveLength(1);
+});
+
+test('a re-armed delivery that fails again is retried by the sweep, with its attempts counted afresh', async () => {
+  const payload = example('pull_request', 'reopened');
+  failNext = MAX_DELIVERY_ATTEMPTS;
+  await signed('pull_request', payload, 'given-up-twice');
+  await handler.idle();
+  await sweepUntilIdle();
+  failNext = 1;
+  expect((await signed('pull_request', payload, 'given-up-twice')).statusCode).toBe(202);
+  await handler.idle();
+  expect(received).not.toContain('pull_request.reopened:given-up-twice');
+  expect(await sweepUntilIdle()).toBe(1);
+  expect(received.filter((r) => r === 'pull_request.reopened:given-up-twice')).toHaveLength(1);
+});
+
+test('a redelivery of a delivery still being retried is a duplicate: the sweep, not the redelivery, tries it again', async () => {
+  const payload = example('pull_request', 'opened');
+  failNext = 2;
+  await signed('pull_request', payload, 'retrying');
+  await handler.idle();
+  // Failed twice: attempts left.
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  expect(await handler.retryUnhandled()).toBe(1);
+  const redelivered = await signed('pull_request', payload, 'retrying');
+  expect([redelivered.statusCode, redelivered.body]).toEqual([200, 'Already received.']);
+  await handler.idle();
+  expect(received).not.toContain('pull_request.opened:retrying');
+  expect(await sweepUntilIdle()).toBe(1);
+  expect(received.filter((r) => r === 'pull_request.opened:retrying')).toHaveLength(1);
 });
 
 test("bodies up to 25 MiB are read (GitHub's cap); larger ones are a 413", async () => {

@@ -68,6 +68,19 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
       const doc = { _id: String(id), name, payloadJson, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastError: null, handledAt: null, receipt: randomUUID() };
       return inserted(deliveryInserts.write(doc));
     },
+    async rearm(delivery, maxAttempts) {
+      const { id, name, payloadJson, receivedAt } = delivery;
+      const previous = await Deliveries.findById(String(id)).lean<Doc & { handledAt?: Date | null; receipt?: string }>();
+      if (!previous || previous.handledAt || (previous.attempts ?? 0) < maxAttempts) return false;
+      // The gate is a key per record given up (its receipt names it), not the update: an update is not atomic on the
+      // local FerretDB, a unique key is. Of replicas receiving the redelivery at once, one takes it.
+      if (!(await inserted(attemptInserts.write({ _id: `${id}:rearm:${previous.receipt ?? 'before-receipts'}`, at: receivedAt, claim: randomUUID() })))) return false;
+      await Deliveries.updateOne({ _id: String(id) }, { $set: { name, payloadJson, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastError: null, receipt: randomUUID() } });
+      // Attempt 1 (and the retries after it) can be claimed again; by _id, one each (the local FerretDB reads the whole collection for `$in`).
+      const used = Math.max(previous.attempts ?? 0, maxAttempts);
+      for (let attempt = 1; attempt <= used; attempt++) await Attempts.deleteOne({ _id: `${id}:${attempt}` });
+      return true;
+    },
     claimAttempt,
     async startAttempt(id, at) {
       const doc = await Deliveries.findById(String(id)).lean<Doc>();

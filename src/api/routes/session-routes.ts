@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { SessionRecord } from '../../ports/stores.js';
 import { hashApiToken } from '../../tokens/api-token.js';
@@ -13,6 +13,9 @@ export interface SessionRouteOptions {
   /** How long a session lasts from sign-in. */
   lifetimeMs?: number;
 }
+
+/** A sign-in body holds only a token: anything larger is refused before it is read or parsed (no sign-in needed to send one). */
+export const SESSION_BODY_LIMIT_BYTES = 4 * 1024;
 
 /** The session cookie's attributes: HttpOnly, SameSite=Strict, the whole site, Secure when the request came over https. */
 export function sessionCookieOptions(protocol: string, maxAgeSeconds: number) {
@@ -42,7 +45,16 @@ export function sessionRoutes(deps: AuthDeps, options: SessionRouteOptions = {})
       reply.header('cache-control', 'no-store');
     });
 
+    // The server-wide error handler would name the server's limit: this one names the sign-in's; other errors go on to it.
+    app.setErrorHandler((error: FastifyError, _request, reply) => {
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        return sendError(reply, 413, `The sign-in body is larger than the limit of ${SESSION_BODY_LIMIT_BYTES} bytes; send only {"token": "..."}.`);
+      }
+      throw error;
+    });
+
     app.post('/ui/session', {
+      bodyLimit: SESSION_BODY_LIMIT_BYTES,
       schema: { hide: true, body: createSessionRequest, response: { 200: sessionView } },
       handler: async (request, reply) => {
         const secret = request.body.token.trim();

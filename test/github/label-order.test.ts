@@ -1,0 +1,91 @@
+/**
+ * Label deliveries arrive late, twice or out of order: the handler acts on the
+ * PR's labels as GitHub has them now, not on the event's action. Probot's
+ * handlers against the fake GitHub, given deliveries in the order they are handled.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { Probot } from 'probot';
+import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
+import { githubApp, type GitHubAppDeps } from '../../src/github/github-app.js';
+import { startFakeGitHub, type BuiltEvent, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
+
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+const LABEL = DEFAULT_QUEUE_CONFIG.enqueueingLabel;
+
+let fake: FakeGitHub;
+let repo: FakeRepo;
+let probot: Probot;
+let calls: string[];
+let deliveries = 0;
+
+beforeEach(async () => {
+  // No webhook target: events collect in `pending`, handled below in the order a test chooses.
+  fake = await startFakeGitHub({ defaultPermission: 'write' });
+  repo = fake.createRepo('acme/widgets');
+  calls = [];
+  const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
+  const deps = {
+    stores: { queues: { find: async () => queue } },
+    pullRequests: {
+      submit: async (ref: { prNumber: number }) => (calls.push(`submit #${ref.prNumber}`), { ok: true }),
+      cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), { ok: true }),
+    },
+    hostName: 'github.com',
+    rememberInstallation() {},
+  } as unknown as GitHubAppDeps;
+  probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, logLevel: 'fatal' });
+  await probot.load(githubApp(deps));
+});
+
+afterEach(async () => {
+  await fake.close();
+});
+
+/** The label events GitHub built, in the order they happened. */
+function labelEvents(): BuiltEvent[] {
+  return fake.webhooks.drop().filter((e) => e.event === 'pull_request' && (e.action === 'labeled' || e.action === 'unlabeled'));
+}
+
+async function handle(e: BuiltEvent): Promise<void> {
+  await probot.receive({ id: `delivery-${++deliveries}`, name: e.event, payload: e.payload } as Parameters<Probot['receive']>[0]);
+}
+
+test('a labeled delivery handled after the label was removed (and after its unlabeled) does not queue the PR again', async () => {
+  const pr = repo.openPullRequest({ title: 'Add a widget' });
+  repo.addLabel(pr, LABEL, 'alice');
+  repo.removeLabel(pr, LABEL, 'alice');
+  const [labeled, unlabeled] = labelEvents();
+  expect([labeled?.action, unlabeled?.action]).toEqual(['labeled', 'unlabeled']);
+  // The labeled delivery failed at first (or came late): the unlabeled is handled before it.
+  await handle(unlabeled!);
+  await handle(labeled!);
+  // Taken out by the unlabeled, and not put back by the labeled that came after it.
+  expect(calls).toEqual([`cancel #${pr}`]);
+  expect(fake.requestsTo('issues/list-labels-on-issue')).toHaveLength(2);
+  fake.assertNoViolations();
+});
+
+test('an unlabeled delivery handled after the label was put back does not take the PR out; labeled with the label present queues it', async () => {
+  const pr = repo.openPullRequest({ title: 'Add a widget' });
+  repo.addLabel(pr, LABEL, 'alice');
+  repo.removeLabel(pr, LABEL, 'alice');
+  repo.addLabel(pr, LABEL, 'alice');
+  const [first, unlabeled, again] = labelEvents();
+  await handle(again!);
+  await handle(unlabeled!);
+  await handle(first!);
+  // Both labeled deliveries submit (submitting a queued PR again is the service's no-op); the stale unlabeled does nothing.
+  expect(calls).toEqual([`submit #${pr}`, `submit #${pr}`]);
+  fake.assertNoViolations();
+});
+
+test('an unlabeled delivery with the label gone takes the PR out', async () => {
+  const pr = repo.openPullRequest({ title: 'Add a widget' });
+  repo.addLabel(pr, LABEL, 'alice');
+  repo.removeLabel(pr, LABEL, 'alice');
+  const [labeled, unlabeled] = labelEvents();
+  await handle(labeled!);
+  await handle(unlabeled!);
+  expect(calls).toEqual([`cancel #${pr}`]);
+  fake.assertNoViolations();
+});
