@@ -58,7 +58,9 @@ export type TestRunStarted =
   /** Nothing says which checks must pass: the queue never merges on zero checks. */
   | { ok: false; reason: 'no_required_statuses'; message: string }
   /** The host would refuse to land it whatever the tests say (protection, settings): no CI is spent. */
-  | { ok: false; reason: 'cannot_land'; message: string };
+  | { ok: false; reason: 'cannot_land'; message: string }
+  /** The PR's head is not the one the queue was to test (pushed to meanwhile): nothing was built; its facts are read again. */
+  | { ok: false; reason: 'head_changed'; prNumber: number };
 
 export interface MergeRequest {
   repo: RepoRef;

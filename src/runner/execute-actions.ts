@@ -82,17 +82,17 @@ export async function executeHostAction(ctx: ActionContext, action: RunnerAction
 export async function settleRefusal(ctx: ActionContext, action: RunnerAction, error: unknown): Promise<void> {
   const message = error instanceof Error ? error.message : String(error);
   ctx.log.error({ err: error, queueId: ctx.queue.id, action: action.type }, 'the host refused a queue action');
-  if (action.type === 'start_run' && statusOf(error) === 403) {
-    // The App may not do what a run needs (a permission, an installation setting): no PR's fault, and every run would fail alike.
+  if (action.type === 'start_run') {
+    // The host would not build the run: the App may not (a permission, an installation setting), or a ruleset or protection
+    // refuses the queue's branches (creating mq/*, force-pushing mq-staging/*). No PR's fault (a PR whose content conflicts
+    // comes back as a merge_conflict, never as a refusal), and every run would be refused alike: the queue waits and says why.
     const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.run.id);
-    const blocked = `GitHub refused the App while starting a test run: ${message}. Check the App's permissions (app.yml lists them), then call updateQueue.`;
+    const blocked =
+      statusOf(error) === 403
+        ? `GitHub refused the App while starting a test run: ${message}. Check the App's permissions (app.yml lists them), then call updateQueue.`
+        : `The host refused to build a test run: ${message}. Let the App create and force-push the queue's branches (mq/<target>/*, mq-staging/<target>; rulesets and branch protection on them must allow it), then call updateQueue.`;
     if (record) await ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt: new Date(ctx.now()), failureStatuses: [blocked] });
     await ctx.report({ type: 'landing_impossible', runId: action.run.id, message: blocked });
-  } else if (action.type === 'start_run') {
-    const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.run.id);
-    const failedChecks = [`merge-queue: the test run could not be started: ${message}`];
-    if (record) await ctx.stores.testRuns.update(record.id, { status: 'failed', finishedAt: new Date(ctx.now()), failureStatuses: failedChecks });
-    await ctx.report({ type: 'run_finished', runId: action.run.id, passed: false, failedChecks });
   } else if (action.type === 'merge') {
     // A refusal the host adapter did not recognise: rebuilding would be refused again, so the queue stops and says why.
     await ctx.report({ type: 'merge_finished', runId: action.runId, ok: false, reason: 'blocked', message: `the host refused to land the tested commit: ${message}` });
@@ -258,6 +258,14 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
     // Not the PRs' fault: the run ends untested and the queue stops landing until an operator acts.
     await stores.testRuns.update(record.id, { status: 'cancelled', finishedAt, failureStatuses: [started.message] });
     await ctx.report({ type: 'landing_impossible', runId: run.id, message: started.message });
+    return;
+  }
+  if (started.reason === 'head_changed') {
+    // No verdict: the PR was pushed to after the queue read it. Its facts are read again, and the new head drops this run
+    // (the engine rebuilds or cancels it as for any push), instead of the queue testing part of the PR or stopping.
+    const message = `#${started.prNumber} was pushed to after the queue read it: not built; its head is read again`;
+    await stores.testRuns.update(record.id, { status: 'cancelled', finishedAt, failureStatuses: [message] });
+    await ctx.report({ type: 'refresh_pull_request', prNumber: started.prNumber });
     return;
   }
   const culprit = [...dependent, ...tested].find((pr) => pr.prNumber === started.prNumber);

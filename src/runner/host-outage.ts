@@ -1,4 +1,5 @@
 import type { ServiceMetrics } from '../observability/service-metrics.js';
+import { isTransientHostError } from '../ports/host-errors.js';
 import { executeHostAction, settleRefusal, type ActionContext } from './execute-actions.js';
 import type { RunnerLog } from './queue-runner.js';
 import type { RunnerAction, RunnerInput } from './runner-model.js';
@@ -8,16 +9,6 @@ import type { RunnerAction, RunnerInput } from './runner-model.js';
  * the PR keeps its place) from a refusal (a verdict the engine must hear), and
  * carry a host action out through an outage.
  */
-
-/** Whether a host error is worth retrying: no answer at all, a 5xx, a time-out or a rate limit. */
-export function isTransientHostError(error: unknown): boolean {
-  const status = (error as { status?: unknown } | null)?.status;
-  // No HTTP status: the network, a time-out, the database. Nothing was decided.
-  if (typeof status !== 'number') return true;
-  if (status >= 500 || status === 429 || status === 408) return true;
-  const message = error instanceof Error ? error.message : '';
-  return status === 403 && /rate limit|abuse/i.test(message);
-}
 
 /** The host's words for the operator, without anything that could be a credential. */
 export function describeHostError(error: unknown): string {

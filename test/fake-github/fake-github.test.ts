@@ -246,6 +246,55 @@ describe('checks, statuses, protection', () => {
   });
 });
 
+describe('limits and refusals GitHub has', () => {
+  it('lists at most 250 commits of a pull request (its first), in pages of at most 100', async () => {
+    const repo = fake.createRepo('acme/widgets');
+    const n = repo.openPullRequest({ commits: 260 });
+    const octokit = client();
+
+    const pages = await Promise.all([1, 2, 3, 4].map((page) => octokit.pulls.listCommits({ owner: 'acme', repo: 'widgets', pull_number: n, per_page: 250, page })));
+    expect(pages.map((p) => p.data.length)).toEqual([100, 100, 50, 0]);
+    const all = await octokit.paginate(octokit.pulls.listCommits, { owner: 'acme', repo: 'widgets', pull_number: n, per_page: 100 });
+    expect(all).toHaveLength(250);
+    expect(all.at(-1)!.sha).not.toBe(repo.pullRequest(n).headSha);
+    fake.assertNoViolations();
+  });
+
+  it('answers 403 "Upgrade to GitHub Pro" for protection and rules of a private repository on GitHub Free; a public one reads them', async () => {
+    fake.createRepo('acme/widgets', { private: true, freePlan: true });
+    fake.createRepo('acme/open', { private: false, freePlan: true });
+    const octokit = client();
+    const failure = await octokit.repos.getBranchProtection({ owner: 'acme', repo: 'widgets', branch: 'main' }).catch((e: unknown) => e);
+
+    expect(failure).toMatchObject({ status: 403, response: { data: { message: 'Upgrade to GitHub Pro or make this repository public to enable this feature.' } } });
+    expect(await statusOf(octokit.repos.getBranchRules({ owner: 'acme', repo: 'widgets', branch: 'main' }))).toBe(403);
+    expect(await statusOf(octokit.repos.getBranchProtection({ owner: 'acme', repo: 'open', branch: 'main' }))).toBe(404);
+    expect((await octokit.repos.getBranchRules({ owner: 'acme', repo: 'open', branch: 'main' })).data).toEqual([]);
+    fake.assertNoViolations();
+  });
+
+  it('enforces rulesets that restrict branch creation and force pushes (422, GitHub\'s words), except for their bypass actors', async () => {
+    const repo = fake.createRepo('acme/widgets');
+    repo.addRuleset({ include: ['refs/heads/mq/**'], rules: [{ type: 'creation' }] });
+    repo.addRuleset({ include: ['refs/heads/mq-staging/**'], rules: [{ type: 'non_fast_forward' }] });
+    const octokit = client();
+    const r = { owner: 'acme', repo: 'widgets' };
+    const base = repo.branch('main')!;
+
+    const refused = await octokit.git.createRef({ ...r, ref: 'refs/heads/mq/main/1', sha: base }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 422, response: { data: { message: expect.stringMatching(/^Repository rule violations found\n\nCannot create ref due to creations being restricted\./) } } });
+    await octokit.git.createRef({ ...r, ref: 'refs/heads/mq-staging/main', sha: base });
+    const ahead = repo.push('mq-staging/main', { change: 'x' });
+    // Forward is fine; back is a force push.
+    expect(await statusOf(octokit.git.updateRef({ ...r, ref: 'heads/mq-staging/main', sha: base, force: true }))).toBe(422);
+    expect(repo.branch('mq-staging/main')).toBe(ahead);
+
+    repo.addRuleset({ include: ['refs/heads/other/**'], rules: [{ type: 'creation' }], bypassLogins: ['merge-queue[bot]'] });
+    expect((await octokit.git.createRef({ ...r, ref: 'refs/heads/other/1', sha: base })).status).toBe(201);
+    fake.assertNoViolations();
+  });
+});
+
 describe('CI helpers', () => {
   it('runs CI by itself on test branches, and says which PRs a commit contains', async () => {
     const repo = fake.createRepo('acme/widgets');

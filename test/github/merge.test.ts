@@ -67,7 +67,14 @@ describe('merge (landing the tested commit)', () => {
 
   test('not a fast-forward (the branch moved outside the queue): base_moved, nothing landed', async () => {
     const { host } = testHost({ runs: runs() });
-    fastForward(headsAsTested()).reply(422, { message: 'Update is not a fast forward' });
+    fastForward(headsAsTested())
+      .reply(422, { message: 'Update is not a fast forward' })
+      // Not on top of this very landing (an earlier attempt's): the branch does not hold the tested commit.
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(200, { object: { sha: 'moved' } })
+      .get(`${REPO_PATH}/compare/tested...moved`)
+      .query({ per_page: 1 })
+      .reply(200, { status: 'diverged', ahead_by: 1, behind_by: 2 });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'base_moved' });
   });
 
@@ -97,7 +104,10 @@ describe('merge (landing the tested commit)', () => {
       .get(`${REPO_PATH}/pulls/2`)
       .reply(200, pr(2, HEAD2, { state: 'closed' }))
       .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
-      .reply(200, { object: { sha: BASE } });
+      .reply(200, { object: { sha: BASE } })
+      .get(`${REPO_PATH}/compare/tested...${BASE}`)
+      .query({ per_page: 1 })
+      .reply(200, { status: 'behind', ahead_by: 0, behind_by: 1 });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'pr_closed' });
   });
 

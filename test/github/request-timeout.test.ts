@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGitHubOctokit } from '../../src/adapters/github/index.js';
-import { isTransientHostError } from '../../src/runner/host-outage.js';
+import { isTransientHostError } from '../../src/ports/host-errors.js';
 import { recordingLog } from './github-fixtures.js';
 
 /** A GitHub that takes every request and never answers (a hung connection, a stuck proxy). */

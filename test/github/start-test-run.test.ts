@@ -123,10 +123,10 @@ describe('startTestRun', () => {
     const author = { name: 'Mona', email: 'mona@example.com', date: '2026-01-01T00:00:00Z' };
     const scope = freshBuild(noPolicy(nock(API)))
       .get(`${REPO_PATH}/pulls/2/commits`)
-      .query({ per_page: 250 })
+      .query({ per_page: 100, page: 1 })
       .reply(200, [
         { sha: 'c1', commit: { message: 'first', author } },
-        { sha: 'c2', commit: { message: 'second', author } },
+        { sha: HEAD2, commit: { message: 'second', author } },
       ])
       .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === 'c1')
       .reply(201, mergeCommit('x1', [BASE, 'c1']))
@@ -134,8 +134,8 @@ describe('startTestRun', () => {
       .reply(201, { sha: 'r1' })
       .patch(STAGING, { sha: 'r1', force: true })
       .reply(200, {})
-      .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === 'c2')
-      .reply(201, mergeCommit('x2', ['r1', 'c2']))
+      .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === HEAD2)
+      .reply(201, mergeCommit('x2', ['r1', HEAD2]))
       .post(`${REPO_PATH}/git/commits`, { message: 'second', tree: 'tree-x2', parents: ['r1'], author })
       .reply(201, { sha: 'r2' })
       .patch(STAGING, { sha: 'r2', force: true })

@@ -1,7 +1,7 @@
 import type { MergeMethod } from '../../domain/queue-config.js';
 import type { RepoRef } from '../../domain/repo.js';
 import { checkRunName } from './feedback-texts.js';
-import { failedWith, getData, readAllPages, repoParams, type GitHubClient } from './github-client.js';
+import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { BranchProtectionData, BranchRuleData, RepositoryData, RulesetData } from './github-types.js';
 
 /** What the target branch's protection and rulesets say, read once per run. */
@@ -12,21 +12,39 @@ export interface BranchPolicy {
   rules: BranchRuleData[];
 }
 
-/** Classic protection (404: none) and the branch's rules (rulesets), as GitHub reports them. */
-export async function readBranchPolicy(client: GitHubClient, repo: RepoRef, branch: string): Promise<BranchPolicy> {
+/**
+ * Classic protection (404: none) and the branch's rules (rulesets), as GitHub reports them.
+ * A private repository on GitHub Free has neither, and reading them answers 403 (see
+ * `NOT_ON_PLAN`): read as none, with a warning.
+ */
+export async function readBranchPolicy(client: GitHubClient, repo: RepoRef, branch: string, log?: GitHubLog): Promise<BranchPolicy> {
   let protection: BranchProtectionData | null = null;
   try {
     protection = await getData<BranchProtectionData>(client, 'GET /repos/{owner}/{repo}/branches/{branch}/protection', { ...repoParams(repo), branch });
   } catch (error) {
-    if (!failedWith(error, 404)) throw error;
+    if (!noneToRead(error, repo, branch, 'branch protection', log)) throw error;
   }
   let rules: BranchRuleData[] = [];
   try {
     rules = await readAllPages(client, 'GET /repos/{owner}/{repo}/rules/branches/{branch}', { ...repoParams(repo), branch }, (data) => data as BranchRuleData[]);
   } catch (error) {
-    if (!failedWith(error, 404)) throw error;
+    if (!noneToRead(error, repo, branch, 'rulesets', log)) throw error;
   }
   return { protection, rules };
+}
+
+/** GitHub's refusal to read protection or rules of a private repository whose owner is on GitHub Free. */
+const NOT_ON_PLAN = /upgrade to github pro or make this repository public/i;
+
+/** Whether a failed read means "nothing there": 404, or the plan has no such feature (403, logged). */
+function noneToRead(error: unknown, repo: RepoRef, branch: string, what: string, log: GitHubLog | undefined): boolean {
+  if (failedWith(error, 404)) return true;
+  if (!failedWith(error, 403) || !NOT_ON_PLAN.test(messageOf(error))) return false;
+  log?.warn(
+    { repo: `${repo.owner}/${repo.name}`, branch, err: error },
+    `GitHub's plan for this private repository has no ${what} (${messageOf(error)}): read as none, so the queue's requiredStatuses must name the checks that decide a run`,
+  );
+  return true;
 }
 
 /** The checks protection requires, and those rulesets require, by name. */

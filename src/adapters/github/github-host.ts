@@ -87,7 +87,7 @@ export class GitHubHost implements GitHost {
     const { repo, targetBranch, runId } = request;
     const client = await this.options.octokitFor(repo);
     // Before building anything: a run that cannot be decided, or could never land, is not worth a branch or CI.
-    const policy = await readBranchPolicy(client, repo, targetBranch);
+    const policy = await readBranchPolicy(client, repo, targetBranch, this.options.log);
     const required = resolveRequiredStatuses(targetBranch, request.requiredStatuses, policy);
     if (!required) return { ok: false, reason: 'no_required_statuses', message: noRequiredStatusesMessage(targetBranch) };
     const refusal = await landingRefusal(client, repo, targetBranch, request.mergeMethod, policy, await this.appSlug());
@@ -111,8 +111,12 @@ export class GitHubHost implements GitHost {
       await this.deleteQuietly(repo, branch, request.createPullRequest ?? false);
       throw error;
     }
-    // No test branch is made on a conflict (it is created last): nothing to delete.
-    if (!built.ok) return { ok: false, reason: 'merge_conflict', prNumber: built.conflictWith };
+    // No test branch is made on a conflict or a refusal (it is created last): nothing to delete.
+    if (!built.ok) {
+      if ('refusal' in built) return { ok: false, reason: 'cannot_land', message: built.refusal };
+      if ('headChanged' in built) return { ok: false, reason: 'head_changed', prNumber: built.headChanged };
+      return { ok: false, reason: 'merge_conflict', prNumber: built.conflictWith };
+    }
     this.options.log.info({ repo: repoKey(repo), branch: targetBranch, runId, testBranch: branch, sha: built.sha, required: required.statuses }, 'test branch built');
     this.lookAgainIfEarly(repo, built.sha);
     return { ok: true, testBranch: branch, testBranchSha: built.sha, requiredStatuses: required.statuses, requiredStatusesSource: required.source };

@@ -1,5 +1,6 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeOutcome, MergeRequest } from '../../ports/git-host.js';
+import { isTransientHostError } from '../../ports/host-errors.js';
 import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { PullRequestData, PullRequestListItem } from './github-types.js';
 import { readBranch } from './test-branch.js';
@@ -7,6 +8,14 @@ import { readBranch } from './test-branch.js';
 /** What an operator does when GitHub will not let the App move the branch. */
 export const LANDING_HINT =
   'The queue lands a passed run by moving the branch to the tested commit: give the App "Contents: write", add it to the bypass list of "Require a pull request before merging" (classic protection) or of the ruleset, and do not require the queue\'s own "Merge Queue" check on the branch. Then resume the queue (updateQueue).';
+
+/**
+ * GitHub now and then refuses a ref update with 422 "Reference update failed" and
+ * takes the same update a moment later; a ruleset's refusal says so every time. It is
+ * asked this many times, `refUpdateRetryMs` × the attempt apart, before it counts as a refusal.
+ */
+const REF_UPDATE_ATTEMPTS = 3;
+const REF_UPDATE_RETRY_MS = 1_000;
 
 /**
  * Lands a passed run by fast-forwarding the target branch to the commit the
@@ -17,16 +26,25 @@ export const LANDING_HINT =
  * with a comment naming the commit that landed them, as GitHub cannot be told
  * they were merged.
  *
- * Safe to repeat: a run already landed (the branch is at the tested commit)
- * answers ok again.
+ * Safe to repeat: a run already landed (the branch holds the tested commit,
+ * at it or under commits pushed since) answers ok again, and never lands twice:
+ * an earlier attempt may have moved the branch and lost its answer (a time-out,
+ * a 5xx after the write), or failed while closing the PRs. Closing them is best
+ * effort: a refusal there is logged, the landing stands; a transient failure is
+ * thrown (the runner retries it as an outage, and the retry finds it landed).
+ * Transient failures of the update itself (5xx, rate limits) are thrown too.
  */
 export async function landTestedCommit(
   client: GitHubClient,
   request: MergeRequest,
   testedSha: string | null,
   log: GitHubLog,
-  /** The tested commit is the (lone) PR's head itself (a direct merge): GitHub marks it merged, nothing to close. */
-  options: { landsPullRequestHead?: boolean } = {},
+  options: {
+    /** The tested commit is the (lone) PR's head itself (a direct merge): GitHub marks it merged, nothing to close. */
+    landsPullRequestHead?: boolean;
+    /** The wait before asking again after "Reference update failed" (× the attempt); tests shorten it. */
+    refUpdateRetryMs?: number;
+  } = {},
 ): Promise<MergeOutcome> {
   const closesPullRequests = request.mergeMethod !== 'merge_commit' && !options.landsPullRequestHead;
   const { repo, targetBranch } = request;
@@ -37,10 +55,11 @@ export async function landTestedCommit(
   for (const head of request.heads) {
     const pr = current.get(head.prNumber);
     if (!pr || pr.state !== 'open' || pr.merged || pr.base.ref !== targetBranch) {
-      // Closed by an earlier attempt of this very landing: it happened (and the PRs it had not closed yet are closed now).
-      if ((await readBranch(client, repo, targetBranch)) === testedSha) {
+      // Closed by an earlier attempt of this very landing (or merged by GitHub, as its head landed), the branch maybe moved on since: it happened (and the PRs it had not closed yet are closed now).
+      if (await holdsTestedCommit(client, repo, targetBranch, testedSha)) {
         const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged);
-        if (closesPullRequests) await closeLanded(client, repo, stillOpen, testedSha, request);
+        log.info({ ...where, testedSha }, 'the tested commit had landed already (an earlier attempt): not landing it again');
+        if (closesPullRequests) await closeLanded(client, repo, stillOpen, testedSha, request, log);
         return { ok: true, newBaseSha: testedSha };
       }
       return { ok: false, reason: 'pr_closed' };
@@ -49,17 +68,71 @@ export async function landTestedCommit(
     if (pr.head.sha !== head.headSha) return { ok: false, reason: 'head_changed' };
     prs.push(pr);
   }
-  try {
-    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${targetBranch}`, sha: testedSha, force: false });
-  } catch (error) {
-    if (failedWith(error, 422) && /fast.?forward/i.test(messageOf(error))) return { ok: false, reason: 'base_moved' };
-    if (!failedWith(error, 403, 404, 409, 422)) throw error;
-    log.error({ ...where, testedSha, err: error }, 'GitHub refused to move the branch to the tested commit');
-    return { ok: false, reason: 'blocked', message: `GitHub refused to move ${targetBranch} to the tested commit ${testedSha.slice(0, 7)}: ${messageOf(error)}. ${LANDING_HINT}` };
+  const refused = await fastForward(client, repo, targetBranch, testedSha, log, options.refUpdateRetryMs ?? REF_UPDATE_RETRY_MS);
+  if (refused === 'not_fast_forward') {
+    // The branch moved: outside the queue (rebuild), or on top of this very landing, done by an earlier attempt whose answer was lost.
+    if (!(await holdsTestedCommit(client, repo, targetBranch, testedSha))) return { ok: false, reason: 'base_moved' };
+    log.info({ ...where, testedSha }, 'the tested commit had landed already (an earlier attempt): not landing it again');
+  } else if (refused) {
+    log.error({ ...where, testedSha, err: refused.error }, 'GitHub refused to move the branch to the tested commit');
+    return { ok: false, reason: 'blocked', message: `GitHub refused to move ${targetBranch} to the tested commit ${testedSha.slice(0, 7)}: ${messageOf(refused.error)}. ${LANDING_HINT}` };
+  } else {
+    log.info({ ...where, newBaseSha: testedSha, prs: prs.map((p) => p.number) }, 'landed the tested commit');
   }
-  log.info({ ...where, newBaseSha: testedSha, prs: prs.map((p) => p.number) }, 'landed the tested commit');
-  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request);
+  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log);
   return { ok: true, newBaseSha: testedSha };
+}
+
+/**
+ * Moves the branch to the tested commit, only forward. Null when it moved (or was
+ * there already); `not_fast_forward` when the branch has commits the tested one
+ * lacks; else GitHub's refusal. Transient failures (no answer, 5xx, rate limits,
+ * secondary ones included) are thrown: the runner retries them as an outage.
+ */
+async function fastForward(
+  client: GitHubClient,
+  repo: RepoRef,
+  branch: string,
+  testedSha: string,
+  log: GitHubLog,
+  retryMs: number,
+): Promise<null | 'not_fast_forward' | { error: unknown }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}`, sha: testedSha, force: false });
+      return null;
+    } catch (error) {
+      if (isTransientHostError(error)) throw error;
+      if (failedWith(error, 422) && /fast.?forward/i.test(messageOf(error))) return 'not_fast_forward';
+      if (!failedWith(error, 403, 404, 409, 422)) throw error;
+      if (attempt < REF_UPDATE_ATTEMPTS && failedWith(error, 422) && /reference update failed/i.test(messageOf(error))) {
+        log.warn({ repo: `${repo.owner}/${repo.name}`, branch, testedSha, attempt, err: error }, 'GitHub could not update the branch this time; asking again');
+        await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
+        continue;
+      }
+      return { error };
+    }
+  }
+}
+
+/**
+ * Whether the branch holds the tested commit: at it, or under commits pushed
+ * since. GitHub's compare of tested...head says `identical` or `ahead` then
+ * (`behind` or `diverged`: it does not hold it).
+ */
+async function holdsTestedCommit(client: GitHubClient, repo: RepoRef, branch: string, testedSha: string): Promise<boolean> {
+  const head = await readBranch(client, repo, branch);
+  if (head === null) return false;
+  if (head === testedSha) return true;
+  try {
+    // Shas on both sides (a branch name may hold a slash); per_page 1 keeps the answer small.
+    const compared = await getData<{ status: string }>(client, 'GET /repos/{owner}/{repo}/compare/{basehead}', { ...repoParams(repo), basehead: `${testedSha}...${head}`, per_page: 1 });
+    return compared.status === 'ahead' || compared.status === 'identical';
+  } catch (error) {
+    // No common history, or the tested commit is gone: not held.
+    if (failedWith(error, 404)) return false;
+    throw error;
+  }
 }
 
 /** What landing looks at in a PR, whether listed or read alone. */
@@ -88,15 +161,34 @@ async function currentPullRequests(client: GitHubClient, repo: RepoRef, base: st
   return found;
 }
 
-/** Squashed or replayed PRs are not their heads: GitHub leaves them open, so the queue closes them and says where they went. */
-async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest): Promise<void> {
+/**
+ * Squashed or replayed PRs are not their heads: GitHub leaves them open, so the queue
+ * closes them and says where they went. After the landing, so best effort: a refusal
+ * is logged and the PRs stay landed; a transient failure is thrown (see landTestedCommit).
+ */
+async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog): Promise<void> {
   for (const pr of prs) {
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
-    await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-      ...repoParams(repo),
-      issue_number: pr.number,
-      body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.`,
-    });
-    await client.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: pr.number, state: 'closed' });
+    const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
+    await afterLanding(log, where, 'could not comment on a landed pull request', () =>
+      client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        ...repoParams(repo),
+        issue_number: pr.number,
+        body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.`,
+      }),
+    );
+    await afterLanding(log, where, 'could not close a landed pull request', () =>
+      client.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: pr.number, state: 'closed' }),
+    );
+  }
+}
+
+/** A step after the landing: GitHub's refusal is logged (what landed stays landed); a transient failure is thrown, to be retried. */
+async function afterLanding(log: GitHubLog, details: object, message: string, step: () => Promise<unknown>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (isTransientHostError(error)) throw error;
+    log.warn({ ...details, err: error }, message);
   }
 }

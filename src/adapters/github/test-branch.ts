@@ -1,7 +1,7 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeMethod } from '../../domain/queue-config.js';
 import type { TestedHead, TestRunRequest } from '../../ports/git-host.js';
-import { failedWith, getData, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
+import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { GitCommitData, MergeCommitData, PullRequestCommitData, PullRequestListItem, RefData } from './github-types.js';
 import { parseMergeCommitTitle } from './merge-commit-title.js';
 
@@ -29,7 +29,15 @@ export function landingMessage(head: TestedHead, method: MergeMethod): string {
   return chosen ?? `${title} (#${head.prNumber})`;
 }
 
-export type BuiltTestBranch = { ok: true; sha: string } | { ok: false; conflictWith: number };
+/**
+ * Built; or a PR's content conflicts with what is before it (that PR's verdict);
+ * or the queue will not build it at all (`refusal` says why: no PR's verdict);
+ * or a PR's head is no longer the one to test (`headChanged`: pushed to meanwhile).
+ */
+export type BuiltTestBranch = { ok: true; sha: string } | { ok: false; conflictWith: number } | { ok: false; refusal: string } | { ok: false; headChanged: number };
+
+/** "Lists a maximum of 250 commits for a pull request" (GitHub's pulls/list-commits): a rebase replays that list. */
+const MAX_LISTED_COMMITS = 250;
 
 /**
  * Builds `branch` as base + each head, through the Git API (no clone), made of
@@ -49,15 +57,20 @@ export async function buildTestBranch(client: GitHubClient, repo: RepoRef, branc
   for (const head of request.heads.slice(start.heads)) {
     const built = await applyHead(client, repo, staging, tip, head, request.mergeMethod);
     if (built === null) return { ok: false, conflictWith: head.prNumber };
+    if (typeof built !== 'string') return 'refusal' in built ? { ok: false, refusal: built.refusal } : { ok: false, headChanged: head.prNumber };
     tip = built;
   }
   return { ok: true, sha: await createOrKeep(client, repo, branch, tip) };
 }
 
-/** Applies one PR on top of `tip` (the staging branch's head); the new tip, or null on a conflict. */
-async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, tip: string, head: TestedHead, method: MergeMethod): Promise<string | null> {
+/** Applies one PR on top of `tip` (the staging branch's head); the new tip, null on a conflict, or why it will not be built. */
+async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, tip: string, head: TestedHead, method: MergeMethod): Promise<string | null | { refusal: string } | { headChanged: true }> {
   if (method === 'rebase') {
-    const commits = await getData<PullRequestCommitData[]>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/commits', { ...repoParams(repo), pull_number: head.prNumber, per_page: 250 });
+    // Pages of 100 (GitHub's most); the list ends at the PR's head unless GitHub cut it at 250 commits.
+    const commits = await readAllPages(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/commits', { ...repoParams(repo), pull_number: head.prNumber }, (data) => data as PullRequestCommitData[]);
+    const last = commits.at(-1)?.sha;
+    // Replaying a list that does not end at the tested head would build (and land) part of the PR as if it were all of it.
+    if (last !== head.headSha) return commits.length >= MAX_LISTED_COMMITS ? { refusal: replayRefusal(head) } : { headChanged: true };
     let replayed = tip;
     for (const commit of commits) {
       const merged = await mergeInto(client, repo, staging, commit.sha, `replay ${commit.sha}`);
@@ -72,6 +85,11 @@ async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, t
   if (merged === 'contained') return tip;
   if (method === 'merge_commit') return merged.sha;
   return singleParentCommit(client, repo, staging, merged.tree, tip, landingMessage(head, 'squash'));
+}
+
+/** Why a PR cannot be rebased by replaying the commits GitHub lists for it. */
+function replayRefusal(head: TestedHead): string {
+  return `#${head.prNumber} has more than ${MAX_LISTED_COMMITS} commits, and GitHub lists only the first ${MAX_LISTED_COMMITS} of a pull request, so the queue cannot rebase it by replaying them: squash its commits (or use the squash merge method), then resume the queue (updateQueue).`;
 }
 
 type Merged = { sha: string; tree: string } | 'contained' | 'conflict';
@@ -118,7 +136,13 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
   } catch (error) {
     // 422 "Reference does not exist" (also "no such commit": then the create fails too, and says so).
     if (!failedWith(error, 404, 422)) throw error;
-    await client.request('POST /repos/{owner}/{repo}/git/refs', { ...repoParams(repo), ref: `refs/heads/${branch}`, sha });
+    try {
+      await client.request('POST /repos/{owner}/{repo}/git/refs', { ...repoParams(repo), ref: `refs/heads/${branch}`, sha });
+    } catch (createError) {
+      // It exists: the move itself was refused (a ruleset against force pushes, say), and its answer says why.
+      if (failedWith(createError, 422) && /already exists/i.test(messageOf(createError))) throw error;
+      throw createError;
+    }
   }
 }
 

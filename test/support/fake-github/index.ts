@@ -138,8 +138,11 @@ export class FakeGitHub {
 
   // ---- setup ------------------------------------------------------------------
 
-  /** A repository with one empty initial commit on its default branch, installed for the app unless `installationId: null`. */
-  createRepo(fullName: string, options: { defaultBranch?: string; private?: boolean; installationId?: number | null; deleteBranchOnMerge?: boolean } = {}): FakeRepo {
+  /**
+   * A repository with one empty initial commit on its default branch, installed for the app unless `installationId: null`.
+   * `freePlan`: its owner is on GitHub Free, so a private one cannot read branch protection or rules (403).
+   */
+  createRepo(fullName: string, options: { defaultBranch?: string; private?: boolean; freePlan?: boolean; installationId?: number | null; deleteBranchOnMerge?: boolean } = {}): FakeRepo {
     this.state.createRepo(fullName, options);
     return new FakeRepo(this, fullName);
   }

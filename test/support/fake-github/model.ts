@@ -185,6 +185,12 @@ export interface Repo {
   fullName: string;
   defaultBranch: string;
   private: boolean;
+  /**
+   * The owner is on GitHub Free: a private repository then has no branch protection
+   * and no rulesets, and reading them answers 403 "Upgrade to GitHub Pro or make this
+   * repository public to enable this feature."
+   */
+  freePlan: boolean;
   createdAt: string;
   deleteBranchOnMerge: boolean;
   /** The repository's merge button settings (allow_merge_commit, allow_squash_merge, allow_rebase_merge). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { commitsBetween, conflictPair, isAncestor, mergeTrees, newSha, treeSha } from './git.js';
-import { requirementsFor, unmetChecks } from './protection.js';
+import { requirementsFor, rulesetApplies, unmetChecks } from './protection.js';
 import type {
   App,
   Change,
@@ -137,7 +137,7 @@ export class FakeState {
 
   // ---- repositories, commits, refs --------------------------------------------
 
-  createRepo(fullName: string, options: { defaultBranch?: string; private?: boolean; installationId?: number | null; deleteBranchOnMerge?: boolean } = {}): Repo {
+  createRepo(fullName: string, options: { defaultBranch?: string; private?: boolean; freePlan?: boolean; installationId?: number | null; deleteBranchOnMerge?: boolean } = {}): Repo {
     const [owner, name] = fullName.split('/');
     if (!owner || !name) throw new Error(`fake-github: repository names are "owner/name", got "${fullName}"`);
     if (this.repos.has(fullName.toLowerCase())) throw new Error(`fake-github: ${fullName} already exists`);
@@ -149,6 +149,7 @@ export class FakeState {
       fullName,
       defaultBranch: options.defaultBranch ?? 'main',
       private: options.private ?? true,
+      freePlan: options.freePlan ?? false,
       createdAt: this.now(),
       deleteBranchOnMerge: options.deleteBranchOnMerge ?? false,
       allowedMergeMethods: { merge: true, squash: true, rebase: true },
@@ -710,6 +711,18 @@ export class FakeState {
     this.guardProtectedUpdate(repo, base, commit.sha, false, sender, 409);
     this.setRef(repo, `refs/heads/${base}`, commit.sha, sender);
     return commit;
+  }
+
+  /**
+   * What an active ruleset on the branch refuses, as GitHub words it: `creation` (only
+   * bypass actors may create matching branches), `non_fast_forward` (no force pushes).
+   */
+  guardRulesets(repo: Repo, branch: string, rule: 'creation' | 'non_fast_forward', actor: string): void {
+    if (!this.options.enforceBranchProtection) return;
+    const refused = repo.rulesets.some((rs) => rulesetApplies(repo, rs, branch) && rs.rules.some((r) => r.type === rule) && !rs.bypassLogins.includes(actor));
+    if (!refused) return;
+    const why = rule === 'creation' ? 'Cannot create ref due to creations being restricted.' : 'Cannot force-push to this branch';
+    throw new GitHubError(422, `Repository rule violations found\n\n${why}\n\n`);
   }
 
   /** What a protected branch refuses (force pushes, commits lacking required checks). */

@@ -37,6 +37,7 @@ export const gitRoutes: Record<string, Handler> = {
     if (!/^refs\/[^/]+\/.+/.test(ref)) throw new GitHubError(422, `${ref} is not a valid ref name.`);
     if (repo.refs.has(ref)) throw new GitHubError(422, 'Reference already exists');
     commitOrThrow(ctx, sha);
+    if (ref.startsWith('refs/heads/')) ctx.state.guardRulesets(repo, ref.slice('refs/heads/'.length), 'creation', actorLogin(ctx));
     ctx.state.setRef(repo, ref, sha, actorLogin(ctx));
     return ok(ctx.shapes.gitRef(repo, ref, sha), 201);
   },
@@ -50,6 +51,7 @@ export const gitRoutes: Record<string, Handler> = {
     commitOrThrow(ctx, sha);
     const fastForward = isAncestor(ctx.state.commits, current, sha);
     if (!fastForward && !force) throw new GitHubError(422, 'Update is not a fast forward');
+    if (!fastForward && ref.startsWith('refs/heads/')) ctx.state.guardRulesets(repo, ref.slice('refs/heads/'.length), 'non_fast_forward', actorLogin(ctx));
     if (ref.startsWith('refs/heads/')) ctx.state.guardProtectedUpdate(repo, ref.slice('refs/heads/'.length), sha, !fastForward, actorLogin(ctx));
     ctx.state.setRef(repo, ref, sha, actorLogin(ctx));
     return ok(ctx.shapes.gitRef(repo, ref, sha));

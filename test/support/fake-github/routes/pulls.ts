@@ -4,6 +4,9 @@ import { actorLogin, body, ok, paginate, repoOf, type Handler, type RouteContext
 
 /** Pull requests, and the issues API as it applies to them (labels, comments). */
 
+/** "Lists a maximum of 250 commits for a pull request" (GitHub's documentation of pulls/list-commits). */
+export const MAX_PULL_REQUEST_COMMITS = 250;
+
 function prOf(ctx: RouteContext, param = 'pull_number') {
   const repo = repoOf(ctx);
   return { repo, pr: ctx.state.pull(repo, Number(ctx.params[param])) };
@@ -84,7 +87,9 @@ export const pullRoutes: Record<string, Handler> = {
   'pulls/list-commits': (ctx) => {
     const { repo, pr } = prOf(ctx);
     const base = ctx.state.branchHead(repo, pr.baseRef) ?? pr.headSha;
-    return paginate(ctx, commitsBetween(ctx.state.commits, base, pr.headSha).map((c) => ctx.shapes.commit(repo, c)));
+    // GitHub lists at most 250 commits of a pull request (its first 250, oldest first), whatever the pages asked.
+    const listed = commitsBetween(ctx.state.commits, base, pr.headSha).slice(0, MAX_PULL_REQUEST_COMMITS);
+    return paginate(ctx, listed.map((c) => ctx.shapes.commit(repo, c)));
   },
 
   'pulls/list-reviews': (ctx) => {

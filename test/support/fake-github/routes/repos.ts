@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
+import type { Repo } from '../model.js';
 import { GitHubError } from '../state.js';
 import { actorLogin, ok, paginate, repoOf, type Handler } from './context.js';
 
 /** The repository, its branch protection and rulesets, and the app endpoints Octokit's app auth uses. */
+
+/** GitHub Free has no branch protection or rulesets on private repositories: reading them is refused so. */
+function requirePlanWithProtection(repo: Repo): void {
+  if (repo.private && repo.freePlan) throw new GitHubError(403, 'Upgrade to GitHub Pro or make this repository public to enable this feature.');
+}
 
 export const repoRoutes: Record<string, Handler> = {
   'repos/get': (ctx) => {
@@ -14,6 +20,7 @@ export const repoRoutes: Record<string, Handler> = {
 
   'repos/get-branch-protection': (ctx) => {
     const repo = repoOf(ctx);
+    requirePlanWithProtection(repo);
     const branch = ctx.params.branch ?? '';
     if (!ctx.state.branchHead(repo, branch)) throw new GitHubError(404, 'Branch not found');
     if (!repo.protection.has(branch)) throw new GitHubError(404, 'Branch not protected');
@@ -22,6 +29,7 @@ export const repoRoutes: Record<string, Handler> = {
 
   'repos/get-status-checks-protection': (ctx) => {
     const repo = repoOf(ctx);
+    requirePlanWithProtection(repo);
     const branch = ctx.params.branch ?? '';
     if (!ctx.state.branchHead(repo, branch)) throw new GitHubError(404, 'Branch not found');
     if (!repo.protection.has(branch)) throw new GitHubError(404, 'Branch not protected');
@@ -32,6 +40,7 @@ export const repoRoutes: Record<string, Handler> = {
 
   'repos/get-repo-ruleset': (ctx) => {
     const repo = repoOf(ctx);
+    requirePlanWithProtection(repo);
     const ruleset = repo.rulesets.find((rs) => rs.id === Number(ctx.params.ruleset_id));
     if (!ruleset) throw new GitHubError(404, 'Not Found');
     return ok(ctx.shapes.ruleset(repo, ruleset, actorLogin(ctx)));
@@ -67,6 +76,7 @@ export const repoRoutes: Record<string, Handler> = {
 
   'repos/get-branch-rules': (ctx) => {
     const repo = repoOf(ctx);
+    requirePlanWithProtection(repo);
     // GitHub answers 200 with [] for a branch that does not exist, and for one without rules.
     return paginate(ctx, ctx.shapes.branchRules(repo, ctx.params.branch ?? ''));
   },

@@ -1,0 +1,15 @@
+/**
+ * What a repository host's failure means, as host adapters and the runner both read it: a host that fails is not
+ * a PR that fails. An adapter throws what it cannot decide; the runner retries it through an outage when it is
+ * transient, else settles it as a refusal (see runner/host-outage.ts).
+ */
+
+/** Whether a host error is worth retrying: no answer at all, a 5xx, a time-out or a rate limit. */
+export function isTransientHostError(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  // No HTTP status: the network, a time-out, the database. Nothing was decided.
+  if (typeof status !== 'number') return true;
+  if (status >= 500 || status === 429 || status === 408) return true;
+  const message = error instanceof Error ? error.message : '';
+  return status === 403 && /rate limit|abuse/i.test(message);
+}
