@@ -208,6 +208,20 @@ async function main(): Promise<void> {
     views.push({ enqueued, seedSeconds, afterChangeMs: afterChange.meanMs, p50Ms: timed.p50Ms, p99Ms: timed.p99Ms });
     out(`| ${enqueued} | ${seedSeconds.toFixed(0)} | ${afterChange.meanMs.toFixed(1)} | ${timed.p50Ms.toFixed(1)} | ${timed.p99Ms.toFixed(1)} |`);
   }
+  // 2b. The same on running parallel queues (concurrency 4, PRs in seven lanes): there each decision also admits the
+  // PRs by their targets, and the merge forecast the statuses show covers every PR (a paused queue forecasts none);
+  // runs test and land in the background on both queues.
+  let parallelAt5000: Awaited<ReturnType<typeof timeSequential>> | null = null;
+  let parallelAtEmpty: Awaited<ReturnType<typeof timeSequential>> | null = null;
+  if (sizes.some((size) => size >= 5000)) {
+    for (const name of ['parallel5000', 'parallelEmpty']) await call('/v1/createQueue', { repo: repo(name), targetBranch: 'main', mode: 'parallel', concurrency: 4 });
+    const seeding = performance.now();
+    await seedWith(service.url, headers, repo('parallel5000'), 1, 5000, (n) => [`//lane${n % 7}:all`]);
+    await runnerIdle(String((await call('/v1/getQueue', { repo: repo('parallel5000'), targetBranch: 'main' })).id));
+    out(`\n(a running parallel queue of 5,000 PRs seeded with their targets in ${((performance.now() - seeding) / 1000).toFixed(0)} s)`);
+    [parallelAt5000, parallelAtEmpty] = await timeInterleaved(SUBMITS_TIMED, (i) => submit('parallel5000', 1_000_000 + i)(), (i) => submit('parallelEmpty', 1 + i)());
+  }
+
   out(`\n# A submit on a long queue against one on a queue that starts empty (${SUBMITS_TIMED} sequential submits each, alternating between the two, queues paused)`);
   out('| queue | mean ms | p50 ms | p99 ms |');
   out('|---|--:|--:|--:|');
@@ -215,6 +229,10 @@ async function main(): Promise<void> {
     out(`| empty at first | ${submitAtEmpty.meanMs.toFixed(1)} | ${submitAtEmpty.p50Ms.toFixed(1)} | ${submitAtEmpty.p99Ms.toFixed(1)} |`);
     out(`| 5,000 PRs | ${submitAt5000.meanMs.toFixed(1)} | ${submitAt5000.p50Ms.toFixed(1)} | ${submitAt5000.p99Ms.toFixed(1)} |`);
   } else out('| not measured (BENCH_SIZES has no size of 5,000 or more) | | | |');
+  if (parallelAt5000 && parallelAtEmpty) {
+    out(`| running parallel queue (concurrency 4), empty at first | ${parallelAtEmpty.meanMs.toFixed(1)} | ${parallelAtEmpty.p50Ms.toFixed(1)} | ${parallelAtEmpty.p99Ms.toFixed(1)} |`);
+    out(`| running parallel queue (concurrency 4), 5,000 PRs | ${parallelAt5000.meanMs.toFixed(1)} | ${parallelAt5000.p50Ms.toFixed(1)} | ${parallelAt5000.p99Ms.toFixed(1)} |`);
+  }
 
   // 3. The GitHub webhook route while GitHub takes 5 s per call, on a service of its own (the first one stopped).
   await service.stop();
@@ -247,6 +265,10 @@ async function main(): Promise<void> {
     const ratio = submitAt5000.meanMs / submitAtEmpty.meanMs;
     goals.push(['a submit on a queue of 5,000 PRs costs at most twice one on an empty queue', ratio <= 2, `${ratio.toFixed(2)}x`]);
   }
+  if (parallelAt5000 && parallelAtEmpty) {
+    const ratio = parallelAt5000.meanMs / parallelAtEmpty.meanMs;
+    goals.push(['the same on running parallel queues (concurrency 4)', ratio <= 2, `${ratio.toFixed(2)}x (${parallelAt5000.meanMs.toFixed(1)} against ${parallelAtEmpty.meanMs.toFixed(1)} ms)`]);
+  }
   goals.push(['webhook route p99 under 100 ms with GitHub answering in 5 s', webhook.result.p99Ms < 100, `${webhook.result.p99Ms} ms`]);
   out('\n# Goals');
   for (const [goal, met, measured] of goals) out(`- [${met ? 'x' : ' '}] ${goal}: ${measured}`);
@@ -260,6 +282,7 @@ async function main(): Promise<void> {
     openLoop,
     getQueue: views,
     submitOnLongQueue: { empty: submitAtEmpty, at5000: submitAt5000 },
+    submitOnLongRunningParallelQueue: { concurrency: 4, lanes: 7, empty: parallelAtEmpty, at5000: parallelAt5000 },
     webhook,
     goals: goals.map(([goal, met, measured]) => ({ goal, met, measured })),
   };
@@ -269,17 +292,28 @@ async function main(): Promise<void> {
   out(`\nwrote ${file}`);
 }
 
-/** Submits `amount` PRs from `first` on, 32 at a time, through the API. */
-async function seedWith(url: string, headers: Record<string, string>, repo: object, first: number, amount: number): Promise<void> {
+/**
+ * Submits `amount` PRs from `first` on, 32 at a time, through the API; with `targetsOf`, each PR's impacted targets
+ * are then uploaded for the head its submit answered with (as CI does: a parallel queue admits a PR once it has them).
+ */
+async function seedWith(url: string, headers: Record<string, string>, repo: object, first: number, amount: number, targetsOf?: (n: number) => string[]): Promise<void> {
   let next = first;
   const last = first + amount - 1;
+  const post = async (path: string, body: object) => {
+    const res = await fetch(`${url}/v1/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`seeding: ${path} answered ${res.status}: ${text}`);
+    return JSON.parse(text) as { prSha?: string };
+  };
   const worker = async () => {
     for (;;) {
       const n = next++;
       if (n > last) return;
-      const res = await fetch(`${url}/v1/submitPullRequest`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ repo, targetBranch: 'main', pr: { number: n } }) });
-      await res.text();
-      if (!res.ok) throw new Error(`seeding answered ${res.status}`);
+      const submitted = await post('submitPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
+      const sha = submitted.prSha;
+      if (!targetsOf) continue;
+      if (!sha) throw new Error(`seeding: the submit of #${n} answered no head sha`);
+      await post('setImpactedTargets', { repo, targetBranch: 'main', pr: { number: n, sha }, impactedTargets: targetsOf(n) });
     }
   };
   await Promise.all(Array.from({ length: 32 }, worker));
