@@ -579,6 +579,15 @@ export class QueueRunner {
         this.workers.delete(queueId);
         return;
       }
+      if (!this.leaseValid(worker)) {
+        // Stored, but the lease ran out meanwhile (a stall): the next writer, maybe another replica already, records it
+        // from the log. Recorded from here, it could overwrite entries that writer wrote since. Its requests are answered
+        // as decided elsewhere (the decision is durable); its inbox inputs stay for the next writer to acknowledge.
+        this.options.log.warn({ queueId, version }, 'the lease ran out while a decision was stored; the next writer records it');
+        this.workers.delete(queueId);
+        if (first) for (const done of handed) if (undecided.delete(done)) done.resolve(false);
+        return;
+      }
       worker.version = version;
       worker.queued = decided.queued ? { version, entries: decided.queued } : null;
       // As the log holds it (JSON), for the host-action loop.

@@ -2,7 +2,8 @@
  * Two runners, one database: a writer whose lease ran out while it was deciding
  * can neither persist its decision nor act on it; one whose decision lost the
  * compare-and-set (the next writer appended that version first) does neither
- * either; one that takes its lease back after another writer held it reloads.
+ * either; one whose lease runs out while its decision is stored leaves the record
+ * to the next writer; one that takes its lease back after another writer held it reloads.
  * Each runner has its own host double, so what each did is visible.
  */
 import { gitHostRegistry, type GitHost } from '../../src/ports/git-host.js';
@@ -128,6 +129,41 @@ test('a writer that loses the compare-and-set (another appended its version) rec
   expect(submits).toHaveLength(1);
   const entry = await db.stores.entries.findById(entryId);
   expect(entry?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
+  await a.stop();
+  await b.stop();
+});
+
+test('a writer whose lease runs out while its decision is stored does not record it: the next writer does, once', async () => {
+  const { queue, entryId, submitted } = await queueWithEntry();
+  const clock = { now: 5_000_000 };
+  const hostA = recordingHost();
+  const hostB = recordingHost();
+  let stall = false;
+  const stallingEngine = {
+    ...db.stores.engine,
+    async append(decision: Parameters<Stores['engine']['append']>[0]) {
+      const stored = await db.stores.engine.append(decision);
+      // Stored, then A stalls for longer than its lease before recording it.
+      if (stall && decision.items.some((item) => item.input.type === 'submitted')) clock.now += TTL + 5_000;
+      return stored;
+    },
+  };
+  const a = runner('A', hostA, clock, stallingEngine);
+  const b = runner('B', hostB, clock);
+  await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  await a.settled(queue.id);
+  stall = true;
+  // Answered as decided elsewhere: the decision is in the log, and A wrote nothing of it.
+  expect(await a.dispatch(queue.id, submitted)).toBe(false);
+  expect(await db.stores.entries.findById(entryId)).toBeNull();
+  expect(hostA.startedFor(queue.id)).toEqual([]);
+  await b.start();
+  await b.settled(queue.id);
+  const entry = await db.stores.entries.findById(entryId);
+  expect(entry?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
+  expect(hostB.startedFor(queue.id)).toHaveLength(1);
+  const submits = (await db.stores.engine.decisionsAfter(queue.id, 0, 100)).filter((d) => d.items.some((item) => item.input.type === 'submitted'));
+  expect(submits).toHaveLength(1);
   await a.stop();
   await b.stop();
 });
