@@ -184,17 +184,15 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   if (event.merged) return ctx.conclude(entry.id, 'MERGED', 'merged_outside_queue');
   if (!event.facts.open) return ctx.conclude(entry.id, 'CANCELLED', 'closed');
   const queued = entry.state !== 'NOT_READY';
-  if (queued && previous && previous.headSha !== event.facts.headSha) return ctx.conclude(entry.id, 'CANCELLED', 'pushed_to');
+  // A push cancels a submission whatever its state: what was submitted (by a label or command from someone allowed to,
+  // or by CI) is the head it had, not what its author pushes next (admitted later, the new head would be tested and
+  // landed on an approval it never had). A submission whose facts were not read yet has no head to compare.
+  if (previous && previous.headSha !== event.facts.headSha) return ctx.conclude(entry.id, 'CANCELLED', 'pushed_to');
   if (queued && event.facts.baseBranch !== ctx.state.targetBranch) return ctx.conclude(entry.id, 'CANCELLED', 'base_changed');
   if (queued && event.facts.draft) return ctx.conclude(entry.id, 'CANCELLED', 'converted_to_draft');
   entry.facts = event.facts;
   // Facts read after the submission: the first to name the author.
   if (!previous) assessRisk(ctx.state, entry);
-  if (previous && previous.headSha !== event.facts.headSha) dropStaleTargets(entry);
-}
-
-function dropStaleTargets(entry: EngineEntry): void {
-  if (entry.targets && entry.targets.sha !== entry.facts?.headSha) entry.targets = null;
 }
 
 /** How many heads the queue's own merges replaced are remembered as stale. */

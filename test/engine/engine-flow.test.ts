@@ -61,6 +61,24 @@ test('a PR the host does not call mergeable waits in NOT_READY', () => {
   expect(q.states()).toEqual({ 1: 'TESTING' });
 });
 
+test('a push to a PR waiting in NOT_READY cancels it: the head submitted is what was asked for, not the next one', () => {
+  const q = queue();
+  q.send({ type: 'submitted', entryId: 'e1', prNumber: 1, priority: 100, noBatch: false, facts: facts('h1', { mergeability: 'in_progress' }) });
+  expect(q.states()).toEqual({ 1: 'NOT_READY' });
+  const pushed = q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1-pushed'), merged: false });
+  expect(q.state.entries).toEqual([]);
+  expect(pushed.actions).toContainEqual(expect.objectContaining({ type: 'publish_status', prNumber: 1, state: 'CANCELLED', reason: 'pushed_to' }));
+  expect(q.actions('start_run')).toEqual([]);
+});
+
+test('facts read for a submission that had none are not a push', () => {
+  const q = queue();
+  q.send({ type: 'submitted', entryId: 'e1', prNumber: 1, priority: 100, noBatch: false, facts: null });
+  expect(q.states()).toEqual({ 1: 'NOT_READY' });
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1'), merged: false });
+  expect(q.states()).toEqual({ 1: 'TESTING' });
+});
+
 test('speculative prefix: with concurrency 3 each run includes the PRs ahead of it', () => {
   const q = queue({ concurrency: 3 });
   [1, 2, 3, 4].forEach((n) => q.submit(n));
