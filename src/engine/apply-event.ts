@@ -30,10 +30,13 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         admittedAt: null,
         place: null,
         ...(event.risk !== undefined ? { risk: event.risk } : {}),
+        ...(event.headSha ? { submittedHead: event.headSha } : {}),
       });
       assessRisk(state, state.entries.at(-1) as EngineEntry);
       ctx.hint(event.entryId, 'submitted');
       ctx.emit({ type: 'pull_request.submitted', prNumbers: [event.prNumber] });
+      // Pushed to between the submission (a label on one head) and the facts it came with.
+      if (event.headSha && event.facts && event.facts.headSha !== event.headSha) ctx.conclude(event.entryId, 'CANCELLED', 'pushed_to');
       return;
     }
     case 'priority_changed': {
@@ -186,8 +189,9 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   const queued = entry.state !== 'NOT_READY';
   // A push cancels a submission whatever its state: what was submitted (by a label or command from someone allowed to,
   // or by CI) is the head it had, not what its author pushes next (admitted later, the new head would be tested and
-  // landed on an approval it never had). A submission whose facts were not read yet has no head to compare.
-  if (previous && previous.headSha !== event.facts.headSha) return ctx.conclude(entry.id, 'CANCELLED', 'pushed_to');
+  // landed on an approval it never had). Before its first facts, the head its sender named, if any, is that head.
+  const submittedHead = previous?.headSha ?? entry.submittedHead;
+  if (submittedHead && submittedHead !== event.facts.headSha) return ctx.conclude(entry.id, 'CANCELLED', 'pushed_to');
   if (queued && event.facts.baseBranch !== ctx.state.targetBranch) return ctx.conclude(entry.id, 'CANCELLED', 'base_changed');
   if (queued && event.facts.draft) return ctx.conclude(entry.id, 'CANCELLED', 'converted_to_draft');
   entry.facts = event.facts;

@@ -56,6 +56,8 @@ export interface EngineEntry {
    * once per attempt); absent: only the queue's observed break rate is known.
    */
   risk?: number;
+  /** The head the submission was for, when its sender named one: facts read later for another head are a push (see applyFacts). */
+  submittedHead?: string;
   /** When the entry became PENDING (batch waiting counts from here). */
   admittedAt: number | null;
   /**
@@ -169,7 +171,8 @@ export interface EngineState {
 
 /** Everything that can happen to a queue. */
 export type EngineEvent =
-  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null; risk?: number }
+  /** `headSha`: the head its sender submitted, when it names one (a label or command on GitHub): facts for another head are a push. */
+  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null; risk?: number; headSha?: string }
   | { type: 'priority_changed'; entryId: string; priority: number; noBatch: boolean; risk?: number }
   | { type: 'cancelled'; entryId: string }
   | { type: 'restart_requested'; entryId: string }

@@ -55,7 +55,7 @@ export function githubApp(deps: GitHubAppDeps) {
 
     app.on(['pull_request.labeled', 'pull_request.unlabeled'], async (context) =>
       withRepo(context, async (repo, payload) => {
-        const pr = payload.pull_request as { number: number; base: { ref: string } };
+        const pr = payload.pull_request as { number: number; base: { ref: string }; head?: { sha?: string } };
         const label = (payload.label as { name?: string } | undefined)?.name ?? '';
         // Only the default label may create a queue from the file (any other label on a repository without queues costs nothing).
         const mayConfigure = context.payload.action === 'labeled' && label.toLowerCase() === DEFAULT_QUEUE_CONFIG.enqueueingLabel;
@@ -80,7 +80,8 @@ export function githubApp(deps: GitHubAppDeps) {
         const labeled = context.payload.action === 'labeled';
         if ((await hasLabel(context, pr.number, queue.config.enqueueingLabel)) !== labeled) return;
         const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };
-        const result = labeled ? await deps.pullRequests.submit(ref) : await deps.pullRequests.cancel(ref);
+        // The head the writer labeled is what is submitted: a push after it (read as the PR's facts) cancels it.
+        const result = labeled ? await deps.pullRequests.submit({ ...ref, ...(pr.head?.sha ? { headSha: pr.head.sha } : {}) }) : await deps.pullRequests.cancel(ref);
         if (!result.ok && result.failure.kind !== 'not_found') {
           await context.octokit.rest.issues.createComment(context.issue({ body: replyTo(result.failure.message) }));
         }
@@ -121,7 +122,7 @@ export function githubApp(deps: GitHubAppDeps) {
         if (!(await canWrite(context, comment.user.login))) {
           return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
         }
-        const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number });
+        const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number }, pull.head.sha);
         if (outcome) await reply(replyTo(outcome));
       }),
     );
@@ -217,11 +218,11 @@ async function waitingPullRequestsWithHead(deps: GitHubAppDeps, repo: RepoRef, s
   return numbers;
 }
 
-/** Carries out a command; answers a sentence for the PR when it could not. */
-async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: RepoRef; targetBranch: string; prNumber: number }): Promise<string | null> {
+/** Carries out a command; answers a sentence for the PR when it could not. `headSha`: the PR's head when the command was read (what `/mq merge` submits). */
+async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: RepoRef; targetBranch: string; prNumber: number }, headSha: string): Promise<string | null> {
   const result =
     command.kind === 'merge'
-      ? await deps.pullRequests.submit({ ...ref, ...(command.priority !== undefined ? { priority: command.priority } : {}), noBatch: command.noBatch })
+      ? await deps.pullRequests.submit({ ...ref, ...(command.priority !== undefined ? { priority: command.priority } : {}), noBatch: command.noBatch, headSha })
       : command.kind === 'cancel'
         ? await deps.pullRequests.cancel(ref)
         : await deps.pullRequests.restart(ref);

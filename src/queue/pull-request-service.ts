@@ -133,8 +133,13 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   return {
     readEntry,
 
-    /** `targets: null` in the answer: the PR's head is known to have no impacted targets (read while submitting). */
-    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
+    /**
+     * `targets: null` in the answer: the PR's head is known to have no impacted targets (read while submitting).
+     * `headSha`: the head the sender submits (a label or command names the one it saw): another head read for it is a
+     * push, which cancels the submission.
+     */
+    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number; headSha?: string }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
+      const pinned = (event: SubmittedEvent): SubmittedEvent => (ref.headSha ? { ...event, headSha: ref.headSha } : event);
       return oneAtATime(ref, async () => {
         // A submit needs only the queue's id (the engine decides with its own copy of the settings):
         // a record up to a second old saves a read per submit, the busiest write there is.
@@ -169,7 +174,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
             timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
           });
           if (claimed.ok) {
-            const submitted = await submittedEvent(queue, claimed.value, facts.value, priority, noBatch, ref.riskHint, targets);
+            const submitted = pinned(await submittedEvent(queue, claimed.value, facts.value, priority, noBatch, ref.riskHint, targets));
             const entry = await enqueue(queue, claimed.value, submitted, null, refresh);
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
@@ -189,7 +194,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           if (isTerminal(existing.state)) {
             // A new attempt of the same entry: back to the end of its priority class.
             // The targets read above are for the head just read; without one, for the head the entry knows.
-            const submitted = await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : undefined);
+            const submitted = pinned(await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : undefined));
             return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
           // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so a submission never

@@ -71,6 +71,20 @@ test('a push to a PR waiting in NOT_READY cancels it: the head submitted is what
   expect(q.actions('start_run')).toEqual([]);
 });
 
+test('a submission naming its head (a label on GitHub): facts read later for another head are a push, for the same head not', () => {
+  const q = queue();
+  q.send({ type: 'submitted', entryId: 'e1', prNumber: 1, priority: 100, noBatch: false, facts: null, headSha: 'h1' });
+  q.send({ type: 'submitted', entryId: 'e2', prNumber: 2, priority: 100, noBatch: false, facts: null, headSha: 'h2' });
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1-pushed'), merged: false });
+  q.send({ type: 'pr_facts_changed', prNumber: 2, facts: facts('h2'), merged: false });
+  expect(q.statuses(1)).toEqual(['NOT_READY:submitted', 'CANCELLED:pushed_to']);
+  expect(q.states()).toEqual({ 2: 'TESTING' });
+  // Facts that came with the submission, already for another head: cancelled at once.
+  q.send({ type: 'submitted', entryId: 'e3', prNumber: 3, priority: 100, noBatch: false, facts: facts('h3-pushed'), headSha: 'h3' });
+  expect(q.statuses(3)).toEqual(['CANCELLED:pushed_to']);
+  expect(q.states()).toEqual({ 2: 'TESTING' });
+});
+
 test('facts read for a submission that had none are not a push', () => {
   const q = queue();
   q.send({ type: 'submitted', entryId: 'e1', prNumber: 1, priority: 100, noBatch: false, facts: null });

@@ -16,6 +16,8 @@ let fake: FakeGitHub;
 let repo: FakeRepo;
 let probot: Probot;
 let calls: string[];
+/** The head each submit named. */
+let submittedHeads: Array<string | undefined>;
 let deliveries = 0;
 
 beforeEach(async () => {
@@ -23,11 +25,12 @@ beforeEach(async () => {
   fake = await startFakeGitHub({ defaultPermission: 'write' });
   repo = fake.createRepo('acme/widgets');
   calls = [];
+  submittedHeads = [];
   const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
   const deps = {
     stores: { queues: { find: async () => queue } },
     pullRequests: {
-      submit: async (ref: { prNumber: number }) => (calls.push(`submit #${ref.prNumber}`), { ok: true }),
+      submit: async (ref: { prNumber: number; headSha?: string }) => (calls.push(`submit #${ref.prNumber}`), submittedHeads.push(ref.headSha), { ok: true }),
       cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), { ok: true }),
     },
     hostName: 'github.com',
@@ -87,5 +90,18 @@ test('an unlabeled delivery with the label gone takes the PR out', async () => {
   await handle(labeled!);
   await handle(unlabeled!);
   expect(calls).toEqual([`cancel #${pr}`]);
+  fake.assertNoViolations();
+});
+
+test('a label submits the head it was put on, even when the PR was pushed to before the delivery is handled (the push then cancels it)', async () => {
+  const pr = repo.openPullRequest({ title: 'Add a widget' });
+  const labeledHead = repo.pullRequest(pr).headSha;
+  repo.addLabel(pr, LABEL, 'alice');
+  repo.pushToPullRequest(pr);
+  const [labeled] = labelEvents();
+  await handle(labeled!);
+  expect(calls).toEqual([`submit #${pr}`]);
+  expect(submittedHeads).toEqual([labeledHead]);
+  expect(repo.pullRequest(pr).headSha).not.toBe(labeledHead);
   fake.assertNoViolations();
 });
