@@ -260,7 +260,7 @@ export class WebhookDeliveryWorker {
     context: object,
   ): Promise<AttemptResult> {
     const { log } = this.options;
-    // Again at every attempt: DNS may now point somewhere private (rebinding).
+    // Again at every attempt: DNS may now point somewhere private (rebinding); the delivery connects to what was checked.
     const checked = await checkWebhookUrl(subscription.url, {
       allowPrivate: this.options.allowPrivate,
       lookup: this.options.lookup,
@@ -283,6 +283,8 @@ export class WebhookDeliveryWorker {
       userAgent: this.userAgent,
       timeoutMs: this.timeoutMs,
       abort,
+      // To the addresses just checked, not to what DNS answers when connecting (rebinding).
+      ...(checked.addresses ? { addresses: checked.addresses } : {}),
       ...(afterResponse ? { afterResponse: (status: number) => afterResponse(delivery, status) } : {}),
     });
   }

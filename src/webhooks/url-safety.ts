@@ -24,7 +24,8 @@ export interface UrlPolicy {
   lookupTimeoutMs?: number;
 }
 
-export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
+/** `addresses`: what the host resolved to, every one public (absent when not resolved: an operator allows private URLs). */
+export type UrlCheck = { ok: true; url: URL; addresses?: string[] } | { ok: false; reason: string };
 
 const ALLOW_HINT = 'an operator can allow such URLs with MQ_WEBHOOK_ALLOW_PRIVATE=true';
 
@@ -140,7 +141,8 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<U
     const why = nonPublicReason(address);
     if (why) return { ok: false, reason: `The webhook URL's host ${host} resolves to ${address}, ${why}; only public addresses are allowed (${ALLOW_HINT}).` };
   }
-  return shape;
+  // A literal address resolves to itself; a name's addresses are what a delivery connects to (see postDelivery).
+  return { ...shape, addresses };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

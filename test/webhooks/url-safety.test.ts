@@ -1,7 +1,11 @@
 import fc from 'fast-check';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { postDelivery } from '../../src/webhooks/post-delivery.js';
+import type { SignedHeaders } from '../../src/webhooks/signing.js';
 import { checkUrlShape, checkWebhookUrl, nonPublicReason } from '../../src/webhooks/url-safety.js';
 
-/** Which addresses a webhook may reach: public only, unless the operator allows private ones. */
+/** Which addresses a webhook may reach: public only, unless the operator allows private ones; a delivery connects to the addresses checked. */
 
 describe('nonPublicReason', () => {
   test.each([
@@ -160,8 +164,8 @@ describe('checkWebhookUrl (with DNS)', () => {
     return found;
   };
 
-  test('a host resolving to public addresses only is accepted', async () => {
-    await expect(checkWebhookUrl('https://hooks.example.com/in', { allowPrivate: false, lookup })).resolves.toMatchObject({ ok: true });
+  test('a host resolving to public addresses only is accepted, with those addresses (a delivery connects to them)', async () => {
+    await expect(checkWebhookUrl('https://hooks.example.com/in', { allowPrivate: false, lookup })).resolves.toMatchObject({ ok: true, addresses: dns['hooks.example.com'] });
   });
 
   test.each([
@@ -190,5 +194,33 @@ describe('checkWebhookUrl (with DNS)', () => {
 
   test('allowed by the operator: no address check at all', async () => {
     await expect(checkWebhookUrl('http://localhost.example.com/x', { allowPrivate: true, lookup })).resolves.toMatchObject({ ok: true });
+  });
+});
+
+describe('postDelivery', () => {
+  test('connects to the address the URL check approved, not to what the name resolves to when connecting (DNS rebinding)', async () => {
+    const seen: Array<{ host?: string; body: string }> = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        seen.push({ ...(request.headers.host ? { host: request.headers.host } : {}), body });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      // A name no resolver knows (.invalid is reserved): the connection can only go where the check said.
+      const url = new URL(`http://hooks.rebinding.invalid:${port}/in`);
+      const attempt = (addresses?: string[]) =>
+        postDelivery({ url, headers: {} as SignedHeaders, body: '{"n":1}', userAgent: 'test', timeoutMs: 2_000, abort: new AbortController().signal, ...(addresses ? { addresses } : {}) });
+      await expect(attempt(['127.0.0.1'])).resolves.toEqual({ kind: 'delivered', status: 204 });
+      expect(seen).toEqual([{ host: `hooks.rebinding.invalid:${port}`, body: '{"n":1}' }]);
+      // Without approved addresses the name is resolved when connecting, and this one resolves nowhere.
+      await expect(attempt()).resolves.toMatchObject({ kind: 'failed', status: null, error: expect.stringMatching(/ENOTFOUND|EAI_AGAIN/) });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
