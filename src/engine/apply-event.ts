@@ -55,7 +55,9 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       return;
     case 'impacted_targets_set': {
       const entry = ctx.entryByPr(event.prNumber);
-      if (entry && (!entry.facts || entry.facts.headSha === event.targets.sha)) entry.targets = event.targets;
+      // For the head known (its facts, else the head its submission named); with neither, any upload is taken.
+      const head = entry?.facts?.headSha ?? entry?.submittedHead;
+      if (entry && (!head || head === event.targets.sha)) entry.targets = event.targets;
       return;
     }
     case 'pr_facts_changed':
@@ -133,6 +135,13 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       state.landingBlocked = { since: state.landingBlocked?.since ?? ctx.now, message: event.message };
       const run = state.runs.find((r) => r.id === event.runId);
       if (run?.status === 'running') ctx.dropRun(run, 'rebuilt');
+      return;
+    }
+    case 'run_not_started': {
+      const run = state.runs.find((r) => r.id === event.runId);
+      if (run?.status !== 'running') return;
+      if (event.refused && ctx.entry(event.refused.entryId)) ctx.conclude(event.refused.entryId, 'FAILED', 'merge_refused', event.refused.message, run);
+      if (state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
       return;
     }
     case 'config_changed': {

@@ -195,6 +195,11 @@ export type EngineEvent =
   | { type: 'base_moved'; sha: string }
   /** The host would refuse to land this run whatever its tests say (protection, settings): found before testing. */
   | { type: 'landing_impossible'; runId: string; message: string }
+  /**
+   * The host built nothing for a run: a PR's head moved under it (the run is built again, and the PR's facts read
+   * again decide whether it was a push), or one PR cannot be built the queue's way (`refused`: it alone fails).
+   */
+  | { type: 'run_not_started'; runId: string; refused?: { entryId: string; message: string } }
   | { type: 'config_changed'; config: QueueConfig; requestedState: RequestedQueueState }
   /** The host failed an action (5xx, time-out, rate limit); the runner retries it with back-off. */
   | { type: 'host_unavailable'; message: string }

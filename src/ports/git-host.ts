@@ -60,7 +60,9 @@ export type TestRunStarted =
   /** The host would refuse to land it whatever the tests say (protection, settings): no CI is spent. */
   | { ok: false; reason: 'cannot_land'; message: string }
   /** The PR's head is not the one the queue was to test (pushed to meanwhile): nothing was built; its facts are read again. */
-  | { ok: false; reason: 'head_changed'; prNumber: number };
+  | { ok: false; reason: 'head_changed'; prNumber: number }
+  /** This PR cannot be built the queue's way (more commits than the host lists, say): it alone fails, with why. */
+  | { ok: false; reason: 'pr_unbuildable'; prNumber: number; message: string };
 
 export interface MergeRequest {
   repo: RepoRef;

@@ -192,9 +192,10 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
           }
           const known = facts.value ?? existing.facts;
           if (isTerminal(existing.state)) {
-            // A new attempt of the same entry: back to the end of its priority class.
-            // The targets read above are for the head just read; without one, for the head the entry knows.
-            const submitted = pinned(await submittedEvent(queue, existing, known, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : undefined));
+            // A new attempt of the same entry: back to the end of its priority class. With the facts just read, or none
+            // (a remote host: the runner reads them): the last attempt's are of a head the PR may have left since (it
+            // failed, its author pushed a fix), and a push after the submission cancels it.
+            const submitted = pinned(await submittedEvent(queue, existing, facts.value, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : Promise.resolve(null)));
             return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
           }
           // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so a submission never

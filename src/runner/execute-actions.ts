@@ -260,15 +260,23 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
     await ctx.report({ type: 'landing_impossible', runId: run.id, message: started.message });
     return;
   }
+  const culprit = [...dependent, ...tested].find((pr) => pr.prNumber === started.prNumber);
   if (started.reason === 'head_changed') {
-    // No verdict: the PR was pushed to after the queue read it. Its facts are read again, and the new head drops this run
-    // (the engine rebuilds or cancels it as for any push), instead of the queue testing part of the PR or stopping.
+    // No verdict: the PR's head is not among its commits (pushed to after the queue read it, or the host's list lags
+    // behind). Its facts are read again (a push cancels it) and the run is built again, instead of the queue testing
+    // part of the PR, stopping, or waiting for the run to time out.
     const message = `#${started.prNumber} was pushed to after the queue read it: not built; its head is read again`;
     await stores.testRuns.update(record.id, { status: 'cancelled', finishedAt, failureStatuses: [message] });
     await ctx.report({ type: 'refresh_pull_request', prNumber: started.prNumber });
+    await ctx.report({ type: 'run_not_started', runId: run.id });
     return;
   }
-  const culprit = [...dependent, ...tested].find((pr) => pr.prNumber === started.prNumber);
+  if (started.reason === 'pr_unbuildable') {
+    // That PR's own verdict (the others in the run are built again without it), not a stop for the whole queue.
+    await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: [started.message] });
+    await ctx.report({ type: 'run_not_started', runId: run.id, ...(culprit ? { refused: { entryId: culprit.entryId, message: started.message } } : {}) });
+    return;
+  }
   await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: ['merge_conflict'] });
   await ctx.report({ type: 'run_finished', runId: run.id, passed: false, failedChecks: ['merge conflict'], ...(culprit ? { conflictEntryId: culprit.entryId } : {}) });
 }

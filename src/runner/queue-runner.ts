@@ -585,6 +585,7 @@ export class QueueRunner {
         // as decided elsewhere (the decision is durable); its inbox inputs stay for the next writer to acknowledge.
         this.options.log.warn({ queueId, version }, 'the lease ran out while a decision was stored; the next writer records it');
         this.workers.delete(queueId);
+        this.failedRounds.add(queueId); // Nothing may be left in the inbox to poll for: the next poll tries again (this replica may be that writer).
         if (first) for (const done of handed) if (undecided.delete(done)) done.resolve(false);
         return;
       }

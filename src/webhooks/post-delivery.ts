@@ -17,8 +17,8 @@ export const MAX_ERROR_LENGTH = 500;
  * POSTs one signed delivery: a timeout on the call, redirects not followed
  * (a 3xx is a failure: following it could lead anywhere, past the URL check),
  * the answer's body never read. 2xx is delivered; anything else failed.
- * `addresses`, when the URL check resolved the host: the connection goes to the
- * first of them, not to what DNS answers now (a name that answered a public
+ * `addresses`, when the URL check resolved the host: the connection goes to
+ * them, not to what DNS answers now (a name that answered a public
  * address for the check and a private one for the connection, DNS rebinding,
  * would reach the service's own network); the Host header and TLS name stay the URL's.
  */
@@ -28,7 +28,7 @@ export async function postDelivery(input: {
   body: string;
   userAgent: string;
   timeoutMs: number;
-  /** The addresses the URL check found public, the first one connected to (absent: resolved when connecting). */
+  /** The addresses the URL check found public, the only ones connected to (absent: resolved when connecting). */
   addresses?: readonly string[];
   /** Aborts the call when the worker is stopped for good. */
   abort: AbortSignal;
@@ -51,7 +51,7 @@ export async function postDelivery(input: {
 
 /** One POST with node:http(s) (which follow no redirect); the answer's status, its body dropped unread. */
 function post(input: Parameters<typeof postDelivery>[0], signal: AbortSignal): Promise<number> {
-  const pinned = input.addresses?.[0];
+  const pinned = input.addresses && input.addresses.length > 0 ? input.addresses : null;
   const send = input.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const request = send(
@@ -75,12 +75,16 @@ function post(input: Parameters<typeof postDelivery>[0], signal: AbortSignal): P
   });
 }
 
-/** A lookup that answers the one address the URL check approved, whatever DNS says now (both forms dns.lookup has). */
-function pinnedLookup(address: string): LookupFunction {
-  const family = isIP(address) === 6 ? 6 : 4;
+/**
+ * A lookup that answers the addresses the URL check approved, whatever DNS says now, in both forms dns.lookup has:
+ * all of them (Node then tries each in turn, as it would DNS's answer), or one of the family asked for.
+ */
+function pinnedLookup(addresses: readonly string[]): LookupFunction {
+  const approved: LookupAddress[] = addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
   return ((_hostname: string, options: LookupOptions, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
+    if (options.all) return callback(null, approved);
+    const chosen = approved.find((a) => !options.family || a.family === options.family) ?? (approved[0] as LookupAddress);
+    callback(null, chosen.address, chosen.family);
   }) as LookupFunction;
 }
 

@@ -79,10 +79,16 @@ test('a submission naming its head (a label on GitHub): facts read later for ano
   q.send({ type: 'pr_facts_changed', prNumber: 2, facts: facts('h2'), merged: false });
   expect(q.statuses(1)).toEqual(['NOT_READY:submitted', 'CANCELLED:pushed_to']);
   expect(q.states()).toEqual({ 2: 'TESTING' });
+  // Before its facts are read, targets are taken only for the head the submission named.
+  q.send({ type: 'submitted', entryId: 'e4', prNumber: 4, priority: 100, noBatch: false, facts: null, headSha: 'h4' });
+  q.send({ type: 'impacted_targets_set', prNumber: 4, targets: { sha: 'h4-older', targets: ['//old'] } });
+  expect(q.state.entries.find((e) => e.id === 'e4')?.targets).toBeNull();
+  q.send({ type: 'impacted_targets_set', prNumber: 4, targets: { sha: 'h4', targets: ['//new'] } });
+  expect(q.state.entries.find((e) => e.id === 'e4')?.targets).toEqual({ sha: 'h4', targets: ['//new'] });
   // Facts that came with the submission, already for another head: cancelled at once.
   q.send({ type: 'submitted', entryId: 'e3', prNumber: 3, priority: 100, noBatch: false, facts: facts('h3-pushed'), headSha: 'h3' });
   expect(q.statuses(3)).toEqual(['CANCELLED:pushed_to']);
-  expect(q.states()).toEqual({ 2: 'TESTING' });
+  expect(q.states()).toEqual({ 2: 'TESTING', 4: 'NOT_READY' });
 });
 
 test('facts read for a submission that had none are not a push', () => {
@@ -91,6 +97,28 @@ test('facts read for a submission that had none are not a push', () => {
   expect(q.states()).toEqual({ 1: 'NOT_READY' });
   q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1'), merged: false });
   expect(q.states()).toEqual({ 1: 'TESTING' });
+});
+
+test('a run the host built nothing for: built again (no verdict), or with one PR refused, that PR fails alone and the others are built without it', () => {
+  const q = queue({ concurrency: 1, batch: true, batchingMinSize: 1 });
+  q.submit(1);
+  q.submit(2);
+  const [first] = q.runs();
+  expect(first!.unit).toEqual(['e1']);
+  q.send({ type: 'run_not_started', runId: first!.id });
+  // Built again, with what waits now (the PR behind it joins the batch); nobody failed.
+  expect(q.runs()).toEqual([expect.objectContaining({ status: 'running', unit: ['e1', 'e2'] })]);
+  expect(q.runs()[0]!.id).not.toBe(first!.id);
+  expect(q.states()).toEqual({ 1: 'TESTING', 2: 'TESTING' });
+  const [second] = q.runs();
+  q.send({ type: 'run_not_started', runId: second!.id, refused: { entryId: 'e1', message: '#1 has more than 250 commits' } });
+  expect(q.statuses(1).at(-1)).toBe('FAILED:merge_refused');
+  expect(q.runs().flatMap((r) => r.unit)).not.toContain('e1');
+  expect(q.states()[2]).toBe('TESTING');
+  // A late report for a run no longer running changes nothing.
+  const before = q.runs();
+  q.send({ type: 'run_not_started', runId: second!.id });
+  expect(q.runs()).toEqual(before);
 });
 
 test('speculative prefix: with concurrency 3 each run includes the PRs ahead of it', () => {

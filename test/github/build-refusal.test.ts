@@ -126,17 +126,30 @@ describe('GitHub refuses to build the run', () => {
     expect(reports).toEqual([{ type: 'landing_impossible', runId: 'e2', message: expect.stringMatching(/Cannot force-push to this branch/) }]);
   });
 
-  test('a PR pushed to after the queue read it (rebase: its commits no longer end at the head to test): not built, no PR failed, the queue not stopped; its head is read again', async () => {
+  test('a PR force-pushed after the queue read it (rebase: the head to test is not among its commits): not built, no PR failed, the queue not stopped; its head is read again and the run built again', async () => {
     const repo = await fakeRepo();
     const n = repo.openPullRequest({ title: 'Moving', commits: 2 });
     const queued = repo.pullRequest(n).headSha;
-    repo.pushToPullRequest(n);
+    repo.pushToPullRequest(n, { rebase: true });
 
     const { reports, record } = await startRunThroughRunner(githubHost().host, repo, [n], 'e3', { mergeMethod: 'rebase', heads: new Map([[n, queued]]) });
 
-    expect(reports).toEqual([{ type: 'refresh_pull_request', prNumber: n }]);
+    expect(reports).toEqual([
+      { type: 'refresh_pull_request', prNumber: n },
+      { type: 'run_not_started', runId: 'e3' },
+    ]);
     expect(record).toMatchObject({ status: 'cancelled', failureStatuses: [expect.stringMatching(/pushed to after the queue read it/)] });
     expect(repo.branches().filter((x) => x.startsWith('mq/'))).toEqual([]);
+  });
+
+  test('a PR the queue cannot rebase (more than the 250 commits GitHub lists): that PR alone is refused, the queue goes on', async () => {
+    const repo = await fakeRepo();
+    const n = repo.openPullRequest({ title: 'Huge', commits: 260 });
+
+    const { reports, record } = await startRunThroughRunner(githubHost().host, repo, [n], 'e4', { mergeMethod: 'rebase' });
+
+    expect(reports).toEqual([{ type: 'run_not_started', runId: 'e4', refused: { entryId: `entry${n}`, message: expect.stringMatching(/more than 250 commits.*squash/) } }]);
+    expect(record).toMatchObject({ status: 'failed' });
   });
 
   test('a conflict between the PRs\' content still fails the PR that does not apply, alone', async () => {

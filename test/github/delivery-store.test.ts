@@ -55,6 +55,8 @@ test('a delivery given up is re-armed once by its redelivery (attempts start ove
   const sweepBefore = new Date('2026-11-04T11:00:00Z');
   expect((await store.unhandled(sweepBefore, 5, 100)).map((d) => d.id)).not.toContain('f-1');
 
+  // Its fifth attempt may still be running a moment after it started: a redelivery then is not re-armed beside it.
+  expect(await store.rearm(received('f-1', new Date(at.getTime() + 30_000)), 5)).toBe(false);
   // Given up: two replicas receive GitHub's redelivery at once; one re-arms it.
   const again = new Date('2026-11-04T10:00:00Z');
   const redelivery = { ...received('f-1', again), payloadJson: '{"id":"f-1","again":true}' };

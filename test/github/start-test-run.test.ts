@@ -125,8 +125,8 @@ describe('startTestRun', () => {
       .get(`${REPO_PATH}/pulls/2/commits`)
       .query({ per_page: 100, page: 1 })
       .reply(200, [
-        { sha: 'c1', commit: { message: 'first', author } },
-        { sha: HEAD2, commit: { message: 'second', author } },
+        { sha: 'c1', commit: { message: 'first', author }, parents: [{ sha: 'pr-base' }] },
+        { sha: HEAD2, commit: { message: 'second', author }, parents: [{ sha: 'c1' }] },
       ])
       .post(`${REPO_PATH}/merges`, (b: { head: string }) => b.head === 'c1')
       .reply(201, mergeCommit('x1', [BASE, 'c1']))

@@ -74,3 +74,16 @@ test('a PR the host says is merged already ends MERGED (merged_outside_queue); o
   const missing = await waitFor(() => read(3), (pr) => pr.state !== 'NOT_READY');
   expect(missing.timeline[0]).toMatchObject({ state: 'CANCELLED', reason: 'closed' });
 });
+
+test('a PR ended and pushed to since is submitted again as its new head: the last attempt\'s facts are not taken for a push', async () => {
+  prs.set(4, facts({ headSha: 'h4-first' }));
+  await post('/v1/submitPullRequest', { pr: { number: 4 } });
+  await waitFor(() => read(4), (pr) => pr.state !== 'NOT_READY');
+  expect((await post('/v1/cancelPullRequest', { pr: { number: 4 } })).state).toBe('CANCELLED');
+  // Its author pushes a fix; the PR is submitted again.
+  prs.set(4, facts({ headSha: 'h4-fixed' }));
+  await post('/v1/submitPullRequest', { pr: { number: 4 } });
+  const again = await waitFor(() => read(4), (pr) => pr.state !== 'NOT_READY');
+  expect(again.state).toMatch(/PENDING|TESTING/);
+  expect(again.prSha).toBe('h4-fixed');
+});

@@ -217,6 +217,9 @@ describe('postDelivery', () => {
         postDelivery({ url, headers: {} as SignedHeaders, body: '{"n":1}', userAgent: 'test', timeoutMs: 2_000, abort: new AbortController().signal, ...(addresses ? { addresses } : {}) });
       await expect(attempt(['127.0.0.1'])).resolves.toEqual({ kind: 'delivered', status: 204 });
       expect(seen).toEqual([{ host: `hooks.rebinding.invalid:${port}`, body: '{"n":1}' }]);
+      // Every approved address is tried, as DNS's answer would be: the first one refusing does not fail the delivery.
+      await expect(attempt(['127.0.0.2', '127.0.0.1'])).resolves.toEqual({ kind: 'delivered', status: 204 });
+      expect(seen).toHaveLength(2);
       // Without approved addresses the name is resolved when connecting, and this one resolves nowhere.
       await expect(attempt()).resolves.toMatchObject({ kind: 'failed', status: null, error: expect.stringMatching(/ENOTFOUND|EAI_AGAIN/) });
     } finally {

@@ -113,7 +113,7 @@ export class GitHubHost implements GitHost {
     }
     // No test branch is made on a conflict or a refusal (it is created last): nothing to delete.
     if (!built.ok) {
-      if ('refusal' in built) return { ok: false, reason: 'cannot_land', message: built.refusal };
+      if ('unbuildable' in built) return { ok: false, reason: 'pr_unbuildable', prNumber: built.unbuildable.prNumber, message: built.unbuildable.message };
       if ('headChanged' in built) return { ok: false, reason: 'head_changed', prNumber: built.headChanged };
       return { ok: false, reason: 'merge_conflict', prNumber: built.conflictWith };
     }

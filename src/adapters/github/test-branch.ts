@@ -31,10 +31,14 @@ export function landingMessage(head: TestedHead, method: MergeMethod): string {
 
 /**
  * Built; or a PR's content conflicts with what is before it (that PR's verdict);
- * or the queue will not build it at all (`refusal` says why: no PR's verdict);
- * or a PR's head is no longer the one to test (`headChanged`: pushed to meanwhile).
+ * or a PR cannot be built this way at all (`unbuildable`: that PR's verdict, with why);
+ * or a PR's head is not among its commits (`headChanged`: pushed to meanwhile).
  */
-export type BuiltTestBranch = { ok: true; sha: string } | { ok: false; conflictWith: number } | { ok: false; refusal: string } | { ok: false; headChanged: number };
+export type BuiltTestBranch =
+  | { ok: true; sha: string }
+  | { ok: false; conflictWith: number }
+  | { ok: false; unbuildable: { prNumber: number; message: string } }
+  | { ok: false; headChanged: number };
 
 /** "Lists a maximum of 250 commits for a pull request" (GitHub's pulls/list-commits): a rebase replays that list. */
 const MAX_LISTED_COMMITS = 250;
@@ -57,22 +61,23 @@ export async function buildTestBranch(client: GitHubClient, repo: RepoRef, branc
   for (const head of request.heads.slice(start.heads)) {
     const built = await applyHead(client, repo, staging, tip, head, request.mergeMethod);
     if (built === null) return { ok: false, conflictWith: head.prNumber };
-    if (typeof built !== 'string') return 'refusal' in built ? { ok: false, refusal: built.refusal } : { ok: false, headChanged: head.prNumber };
+    if (typeof built !== 'string') return 'unbuildable' in built ? { ok: false, unbuildable: { prNumber: head.prNumber, message: built.unbuildable } } : { ok: false, headChanged: head.prNumber };
     tip = built;
   }
   return { ok: true, sha: await createOrKeep(client, repo, branch, tip) };
 }
 
 /** Applies one PR on top of `tip` (the staging branch's head); the new tip, null on a conflict, or why it will not be built. */
-async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, tip: string, head: TestedHead, method: MergeMethod): Promise<string | null | { refusal: string } | { headChanged: true }> {
+async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, tip: string, head: TestedHead, method: MergeMethod): Promise<string | null | { unbuildable: string } | { headChanged: true }> {
   if (method === 'rebase') {
-    // Pages of 100 (GitHub's most); the list ends at the PR's head unless GitHub cut it at 250 commits.
+    // Pages of 100 (GitHub's most), at most 250 commits in all.
     const commits = await readAllPages(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/commits', { ...repoParams(repo), pull_number: head.prNumber }, (data) => data as PullRequestCommitData[]);
-    const last = commits.at(-1)?.sha;
-    // Replaying a list that does not end at the tested head would build (and land) part of the PR as if it were all of it.
-    if (last !== head.headSha) return commits.length >= MAX_LISTED_COMMITS ? { refusal: replayRefusal(head) } : { headChanged: true };
+    // The head to test and what it is built on, parents first: replaying anything else would build (and land) part of
+    // the PR, or another head, as if it were the one tested.
+    const replay = ancestryOf(commits, head.headSha);
+    if (!replay) return commits.length >= MAX_LISTED_COMMITS ? { unbuildable: replayRefusal(head) } : { headChanged: true };
     let replayed = tip;
-    for (const commit of commits) {
+    for (const commit of replay) {
       const merged = await mergeInto(client, repo, staging, commit.sha, `replay ${commit.sha}`);
       if (merged === 'conflict') return null;
       if (merged === 'contained') continue;
@@ -89,7 +94,34 @@ async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, t
 
 /** Why a PR cannot be rebased by replaying the commits GitHub lists for it. */
 function replayRefusal(head: TestedHead): string {
-  return `#${head.prNumber} has more than ${MAX_LISTED_COMMITS} commits, and GitHub lists only the first ${MAX_LISTED_COMMITS} of a pull request, so the queue cannot rebase it by replaying them: squash its commits (or use the squash merge method), then resume the queue (updateQueue).`;
+  return `#${head.prNumber} has more than ${MAX_LISTED_COMMITS} commits, and GitHub lists only the first ${MAX_LISTED_COMMITS} of a pull request, so the queue cannot rebase it by replaying them: squash its commits, then submit it again.`;
+}
+
+/**
+ * The listed commits the head is built from (itself included), each after its parents; null when the head is not
+ * listed. GitHub lists a PR's commits by date, not by ancestry (after a rebase that reorders them the last listed
+ * need not be the head), so the order comes from the parents.
+ */
+export function ancestryOf(commits: readonly PullRequestCommitData[], headSha: string): PullRequestCommitData[] | null {
+  const bySha = new Map(commits.map((commit) => [commit.sha, commit]));
+  if (!bySha.has(headSha)) return null;
+  const ordered: PullRequestCommitData[] = [];
+  const placed = new Set<string>();
+  // Depth first from the head, a commit placed once all its listed parents are: parents first, the head last.
+  const stack: Array<{ sha: string; expanded: boolean }> = [{ sha: headSha, expanded: false }];
+  while (stack.length > 0) {
+    const top = stack.pop() as { sha: string; expanded: boolean };
+    if (placed.has(top.sha)) continue;
+    const commit = bySha.get(top.sha) as PullRequestCommitData;
+    if (top.expanded) {
+      placed.add(top.sha);
+      ordered.push(commit);
+      continue;
+    }
+    stack.push({ sha: top.sha, expanded: true });
+    for (const parent of [...commit.parents].reverse()) if (bySha.has(parent.sha) && !placed.has(parent.sha)) stack.push({ sha: parent.sha, expanded: false });
+  }
+  return ordered;
 }
 
 type Merged = { sha: string; tree: string } | 'contained' | 'conflict';

@@ -22,6 +22,9 @@ const deliverySchema = new Schema(
 deliverySchema.index({ receivedAt: 1 });
 deliverySchema.index({ handledAt: 1, receivedAt: 1 });
 
+/** How long after its start an attempt may still be running: a redelivery re-arms a delivery given up only after it. */
+const LAST_ATTEMPT_RUNS_MS = 60_000;
+
 /** One document per handling attempt: the unique _id lets one replica take each. */
 const attemptSchema = new Schema(
   { _id: { type: String, required: true }, at: { type: Date, required: true }, claim: { type: String } },
@@ -72,6 +75,8 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
       const { id, name, payloadJson, receivedAt } = delivery;
       const previous = await Deliveries.findById(String(id)).lean<Doc & { handledAt?: Date | null; receipt?: string }>();
       if (!previous || previous.handledAt || (previous.attempts ?? 0) < maxAttempts) return false;
+      // Its last attempt may still be running (the count moves when an attempt starts): not re-armed beside it.
+      if (previous.lastAttemptAt && receivedAt.getTime() - previous.lastAttemptAt.getTime() < LAST_ATTEMPT_RUNS_MS) return false;
       // The gate is a key per record given up (its receipt names it), not the update: an update is not atomic on the
       // local FerretDB, a unique key is. Of replicas receiving the redelivery at once, one takes it.
       if (!(await inserted(attemptInserts.write({ _id: `${id}:rearm:${previous.receipt ?? 'before-receipts'}`, at: receivedAt, claim: randomUUID() })))) return false;
