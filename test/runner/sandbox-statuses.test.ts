@@ -1,8 +1,10 @@
 /**
  * The sandbox shows the queue's statuses of many PRs in one bulk write
  * (GroupedWrites): every PR gets its own status, a PR never seen gets one
- * too (upsert), and a later status replaces an earlier one.
+ * too (upsert), and a later status replaces an earlier one. A run's PRs are read by _id.
  */
+import { jest } from '@jest/globals';
+import mongoose from 'mongoose';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { defaultPullRequest } from '../../src/adapters/sandbox/sandbox-repository.js';
 import type { Stores } from '../../src/ports/stores.js';
@@ -46,4 +48,19 @@ test('a PR stored before (shaped by a demo) keeps what it is when a status for i
   expect(one?.queueStatus).toEqual({ state: 'PENDING', reason: 'ready', position: 1 });
   expect(two).toMatchObject({ title: 'Shaped', queueStatus: { state: 'PENDING', reason: 'ready', position: 2 } });
   expect(three?.queueStatus).toEqual({ state: 'TESTING', reason: 'test_started' });
+});
+
+test('the PRs of a run are read by _id, one each (no query the local FerretDB answers by reading every sandbox PR), unknown ones left out', async () => {
+  const repoKey = 'sandbox/demo/reads';
+  await Promise.all([1, 2].map((n) => stores.sandbox.setQueueStatus(repoKey, n, { state: 'PENDING', reason: 'ready' })));
+  const connection = mongoose.connections.find((c) => Object.values(c.models).some((m) => m.collection.name === 'sandbox_pull_requests'));
+  const PullRequests = Object.values(connection!.models).find((m) => m.collection.name === 'sandbox_pull_requests')!;
+  const find = jest.spyOn(PullRequests, 'find');
+  try {
+    const prs = await stores.sandbox.pullRequests(repoKey, [2, 1, 2, 99]);
+    expect(prs.map((pr) => pr.number).sort()).toEqual([1, 2]);
+    expect(find).not.toHaveBeenCalled();
+  } finally {
+    find.mockRestore();
+  }
 });

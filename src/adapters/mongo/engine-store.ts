@@ -51,6 +51,9 @@ export function mongoEngineStore(connection: Connection): EngineStore {
     async (doc) => (await Inbox.exists({ _id: doc._id })) !== null,
   );
 
+  /** Whether this process has grouped the snapshots by queue once (see `queueIds`). */
+  let snapshotsGrouped = false;
+
   /** Queues whose cursors this process carried over from the one-document form (see `cursors`). */
   const cursorsCarriedOver = new Set<string>();
 
@@ -146,11 +149,17 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       await Leases.deleteMany({ queueId });
     },
     async queueIds() {
-      const [fresh, legacy] = await Promise.all([
-        Snapshots.aggregate<{ _id: string }>([{ $group: { _id: '$queueId' } }]),
+      // Every queue with a state has had a writer, so a lease document (a few small ones per queue): grouping those
+      // finds them. Grouping the snapshots instead reads every stored state whole on the local FerretDB (megabytes
+      // for long queues), which each replica's sweep did every few seconds; it is done once per process, for states
+      // stored before leases were kept.
+      const [leased, snapshotted, legacy] = await Promise.all([
+        Leases.aggregate<{ _id: string }>([{ $group: { _id: '$queueId' } }]),
+        snapshotsGrouped ? Promise.resolve([]) : Snapshots.aggregate<{ _id: string }>([{ $group: { _id: '$queueId' } }]),
         LegacyStates.find({}, { _id: 1 }).lean<{ _id: string }[]>(),
       ]);
-      return [...new Set([...fresh.map((g) => g._id), ...legacy.map((d) => d._id)])];
+      snapshotsGrouped = true;
+      return [...new Set([...leased.map((g) => g._id), ...snapshotted.map((g) => g._id), ...legacy.map((d) => d._id)])];
     },
     async enqueue(queueId, item) {
       const doc = { _id: new Types.ObjectId(), queueId, inputJson: JSON.stringify(item.input), at: item.at };

@@ -70,8 +70,10 @@ export function mongoSandboxStore(connection: Connection): SandboxStore {
       return doc ? parse(doc) : null;
     },
     async pullRequests(repoKey, prNumbers) {
-      const docs = await PullRequests.find({ _id: { $in: prNumbers.map((n) => `${repoKey}#${Number(n)}`) } }).lean<Doc[]>();
-      return docs.map(parse);
+      // One read by _id each, at once: the local FerretDB answers `$in` by reading the whole collection (every
+      // sandbox PR of every repository), which a run's start and landing did with thousands stored.
+      const docs = await Promise.all([...new Set(prNumbers.map(Number))].map((n) => PullRequests.findById(`${repoKey}#${n}`).lean<Doc>()));
+      return docs.filter((doc): doc is NonNullable<typeof doc> => doc !== null).map(parse);
     },
     async savePullRequest(repoKey, pr) {
       const { queueStatus, ...rest } = pr;
