@@ -119,7 +119,7 @@ export class DecisionContext {
     if (state !== 'CANCELLED') this.state.recentOutcomes = withOutcome(this.state.recentOutcomes, state === 'FAILED' ? 1 : 0, RECENT_OUTCOMES_KEPT);
     const byAuthor = authorOutcome(state, reason);
     if (byAuthor !== null && entry.facts?.author !== undefined) recordAuthorOutcome(this.state, entry.facts.author, byAuthor);
-    this.actions.push({ type: 'publish_status', entryId, prNumber: entry.prNumber, state, reason, ...(detail ? { detail } : {}) });
+    this.actions.push({ type: 'publish_status', entryId, prNumber: entry.prNumber, state, reason, ...(detail ? { detail } : {}), ...(run ? { runId: run.id } : {}) });
     const type = state === 'MERGED' ? 'pull_request.merged' : state === 'FAILED' ? 'pull_request.failed' : 'pull_request.canceled';
     this.emit({ type, prNumbers: [entry.prNumber], reason, ...(run ? { runId: run.id } : {}) });
   }

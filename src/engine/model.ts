@@ -237,7 +237,8 @@ export type EngineAction =
   | { type: 'cancel_run'; runId: string; timedOut?: true }
   /** Advance the target branch to the run's tested content: its unit and everything ahead. */
   | { type: 'merge'; runId: string; entryIds: string[]; expectedBaseSha: string }
-  | { type: 'publish_status'; entryId: string; prNumber: number; state: PullRequestState; reason: StateChangeReason; detail?: string }
+  /** `runId`: the run the new state comes from, when one does (the status links it without looking it up). */
+  | { type: 'publish_status'; entryId: string; prNumber: number; state: PullRequestState; reason: StateChangeReason; detail?: string; runId?: string }
   | { type: 'emit'; event: EmittedEvent }
   /** Call decide with a tick at this time (batch waits, test timeouts). */
   | { type: 'wake_at'; at: number };

@@ -50,7 +50,7 @@ export function publish(ctx: DecisionContext): void {
     // A retry shows itself even when the new run starts in the same decision.
     const reason = hint && ((next !== 'TESTING' && next !== 'TESTS_PASSED') || hint.reason === 'retried') ? hint.reason : defaultReason(next, run);
     const detail = next === 'PENDING_FAILURE' && run?.failedChecks.length ? run.failedChecks.join(', ') : hint?.detail;
-    ctx.actions.push({ type: 'publish_status', entryId: entry.id, prNumber: entry.prNumber, state: next, reason, ...(detail ? { detail } : {}) });
+    ctx.actions.push({ type: 'publish_status', entryId: entry.id, prNumber: entry.prNumber, state: next, reason, ...(detail ? { detail } : {}), ...(run ? { runId: run.id } : {}) });
     if (next === 'PENDING') ctx.emit({ type: 'pull_request.queued', prNumbers: [entry.prNumber], reason });
     if (next === 'TESTING') ctx.emit({ type: 'pull_request.testing', prNumbers: [entry.prNumber], ...(run ? { runId: run.id, isBisection: run.isBisection } : {}) });
     if (next === 'PENDING_FAILURE' && run && run.unit.length > 1) batchesPendingFailure.add(run);

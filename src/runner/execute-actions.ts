@@ -137,8 +137,15 @@ async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineActio
   if (!pr?.headSha) return;
   const position = isTerminal(action.state) ? undefined : ctx.positionOf(action.entryId);
   const eta = isTerminal(action.state) ? undefined : await ctx.estimatedMergeAt?.(action.entryId);
-  // Links and failing checks matter once a run decided something; a waiting PR shows its place.
-  const run = action.state === 'PENDING' || action.state === 'NOT_READY' ? null : await stores.testRuns.latestForPr(queue.id, pr.prNumber);
+  // Links and failing checks matter once a run decided something; a waiting PR shows its place. The run the engine
+  // named is read by its _id; without one (a status decided before actions named it), the PR's latest run is looked for,
+  // a query the local FerretDB answers by reading every test run stored.
+  const run =
+    action.state === 'PENDING' || action.state === 'NOT_READY'
+      ? null
+      : action.runId
+        ? await stores.testRuns.findByEngineRunId(queue.id, action.runId)
+        : await stores.testRuns.latestForPr(queue.id, pr.prNumber);
   await host.reportPullRequestStatus({
     repo: queue.repo,
     targetBranch: queue.targetBranch,
