@@ -133,16 +133,18 @@ export function githubApp(deps: GitHubAppDeps) {
       const installation = payload.installation as { account?: { login?: string } | null };
       const account = installation.account?.login ?? '';
       const action = String(payload.action);
-      const lost = action === 'deleted' || action === 'suspend' || action === 'removed';
       const listed = (action === 'added' ? payload.repositories_added : action === 'removed' ? payload.repositories_removed : null) as Array<{ name: string }> | null;
       const queues = await deps.stores.queues.listForOrg(deps.hostName, account);
       for (const queue of queues) {
         if (listed && !listed.some((r) => r.name.toLowerCase() === queue.repo.name.toLowerCase())) continue;
         deps.forgetInstallation(queue.repo);
-        const why = action === 'suspend' ? 'suspended' : action === 'removed' ? 'removed from this repository' : 'uninstalled';
+        // These deliveries arrive late and out of order (a suspend handled after its unsuspend, a deleted after the
+        // new installation's created): what GitHub says of the repository's installation now decides, not the action.
+        const now = await installationNow(app, queue.repo);
+        const why = now === 'suspended' ? 'suspended' : action === 'removed' ? 'removed from this repository' : 'uninstalled';
         await deps.hostAccess(
           queue.id,
-          lost ? { available: false, message: `The GitHub App was ${why} on ${account}: nothing is tested or merged until it is installed on ${queue.repo.owner}/${queue.repo.name} again.` } : { available: true },
+          now !== 'installed' ? { available: false, message: `The GitHub App was ${why} on ${account}: nothing is tested or merged until it is installed on ${queue.repo.owner}/${queue.repo.name} again.` } : { available: true },
         );
       }
     });
@@ -199,6 +201,18 @@ async function findOrConfigure(deps: GitHubAppDeps, context: Context, repo: Repo
   if (queue || !(await mayConfigure())) return queue;
   const changes = await applyDefaultBranchQueueFile(deps, context.octokit, repo);
   return changes?.some((c) => c.targetBranch === branch) ? deps.stores.queues.find(repo, branch) : null;
+}
+
+/** The App's installation on the repository as GitHub has it now (asked with the App's own JWT). */
+async function installationNow(app: Probot, repo: RepoRef): Promise<'installed' | 'suspended' | 'missing'> {
+  const octokit = await app.auth();
+  try {
+    const { data } = await octokit.request('GET /repos/{owner}/{repo}/installation', { owner: repo.owner, repo: repo.name });
+    return data.suspended_at ? 'suspended' : 'installed';
+  } catch (error) {
+    if ((error as { status?: unknown }).status === 404) return 'missing';
+    throw error; // Handled again by the delivery sweep.
+  }
 }
 
 /** Whether the PR (or issue) carries the label `name` now, as GitHub says (label names compare case-insensitively). */

@@ -298,29 +298,58 @@ test('a lost push webhook is caught by the periodic read of the branch head: the
   }
 });
 
-test('the App uninstalled from the account: the queue says so and tests nothing; installed again, it goes on by itself', async () => {
+test('the App suspended on the account: the queue says so and tests nothing; the suspension lifted, it goes on by itself', async () => {
   const { repo, ref, name } = await queueFor((r) => r.protectBranch('main', { requiredChecks: ['ci'] }));
   const watch = watchTestBranches(name);
   h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
   const installation = (action: string) =>
     h.fake.webhooks.send('installation', action, { installation: { id: 1, account: { login: 'acme' } } }, { repo: `acme/${name}` });
+  const problems = async () => (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems as unknown[];
   try {
-    expect((await installation('deleted')).status).toBeLessThan(300);
-    await h.fake.waitFor(async () => ((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems as unknown[]).length > 0, { message: 'a problem' });
-    const problems = (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems;
-    expect(problems).toEqual([expect.objectContaining({ kind: 'host_unavailable', message: expect.stringMatching(/uninstalled on acme/) })]);
+    h.fake.suspendApp('acme', true);
+    expect((await installation('suspend')).status).toBeLessThan(300);
+    await h.fake.waitFor(async () => (await problems()).length > 0, { message: 'a problem' });
+    expect(await problems()).toEqual([expect.objectContaining({ kind: 'host_unavailable', message: expect.stringMatching(/suspended on acme/) })]);
+    // GitHub delivers no webhook to a suspended App: the PR comes through the API.
     const n = greenPullRequest(repo, 'Waits for the App');
-    repo.addLabel(n, 'merge-queue');
-    await waitForState(ref, n, 'PENDING');
+    expect((await h.api('/v1/submitPullRequest', { repo: ref, targetBranch: 'main', pr: { number: n } })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 500));
     expect(watch.pushes).toHaveLength(0);
-    expect((await prView(ref, n)).waitingReason).toMatch(/uninstalled/);
-    expect((await installation('created')).status).toBeLessThan(300);
+    h.fake.suspendApp('acme', false);
+    expect((await installation('unsuspend')).status).toBeLessThan(300);
     await waitForState(ref, n, 'MERGED');
-    expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems).toEqual([]);
+    expect(await problems()).toEqual([]);
   } finally {
+    h.fake.suspendApp('acme', false);
     watch.stop();
   }
+});
+
+test('a suspension lifted, its deliveries handled out of order (unsuspend, then suspend): the queue goes on, as GitHub says the App runs', async () => {
+  const { repo, ref, name } = await queueFor((r) => r.protectBranch('main', { requiredChecks: ['ci'] }));
+  h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
+  const installation = (action: string) =>
+    h.fake.webhooks.send('installation', action, { installation: { id: 1, account: { login: 'acme' } } }, { repo: `acme/${name}` });
+  const problems = async () => (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems as Array<{ kind: string }>;
+  h.fake.suspendApp('acme', true);
+  h.fake.suspendApp('acme', false);
+  expect((await installation('unsuspend')).status).toBeLessThan(300);
+  expect((await installation('suspend')).status).toBeLessThan(300);
+  // Both handled (the suspend last): the queue asked GitHub each time, and GitHub says the App runs.
+  await h.fake.waitFor(async () => h.fake.requestsTo('apps/get-repo-installation').length >= 2, { message: 'both deliveries handled' });
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await problems()).toEqual([]);
+  const n = greenPullRequest(repo, 'Lands after the suspension ended');
+  repo.addLabel(n, 'merge-queue');
+  await waitForState(ref, n, 'MERGED');
+  // Suspended for real: the queue says so.
+  h.fake.suspendApp('acme', true);
+  expect((await installation('suspend')).status).toBeLessThan(300);
+  await h.fake.waitFor(async () => (await problems()).length > 0, { message: 'a problem' });
+  expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems).toEqual([expect.objectContaining({ kind: 'host_unavailable', message: expect.stringMatching(/suspended on acme/) })]);
+  h.fake.suspendApp('acme', false);
+  expect((await installation('unsuspend')).status).toBeLessThan(300);
+  await h.fake.waitFor(async () => (await problems()).length === 0, { message: 'the problem gone' });
 });
 
 test('rebase: each PR commit is replayed onto the branch with its message, the branch is the tested commit, linear', async () => {

@@ -152,6 +152,21 @@ export class FakeGitHub {
     return new FakeRepo(this, fullName);
   }
 
+  /** The app uninstalled from an account, as its owner would (no webhook: send the one a test wants, when it wants). */
+  uninstallApp(account: string): void {
+    this.state.uninstall(account);
+  }
+
+  /** The app installed on an account again (a new installation id). */
+  installApp(account: string): number {
+    return this.state.install(account).id;
+  }
+
+  /** The account's owner suspends the app, or lifts the suspension (no webhook, as above). */
+  suspendApp(account: string, suspended: boolean): void {
+    this.state.suspend(account, suspended);
+  }
+
   /** The app's installation id on this account (created with the repository). */
   installationId(account: string): number {
     const installation = [...this.state.installations.values()].find((i) => i.account.toLowerCase() === account.toLowerCase());

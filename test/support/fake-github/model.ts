@@ -176,6 +176,8 @@ export interface Installation {
   id: number;
   account: string;
   appId: number;
+  /** ISO time the account's owner suspended the app; absent or null while it runs. */
+  suspendedAt?: string | null;
 }
 
 export interface Repo {

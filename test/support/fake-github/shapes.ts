@@ -481,7 +481,7 @@ export class Shapes {
       updated_at: '2024-01-01T00:00:00Z',
       single_file_name: null,
       suspended_by: null,
-      suspended_at: null,
+      suspended_at: installation.suspendedAt ?? null,
     };
   }
 }

@@ -123,12 +123,30 @@ export class FakeState {
     return installation;
   }
 
+  /** The app uninstalled from an account (its installation and tokens gone). */
+  uninstall(account: string): void {
+    for (const [id, installation] of this.installations) {
+      if (installation.account.toLowerCase() !== account.toLowerCase()) continue;
+      this.installations.delete(id);
+      for (const [token, issued] of this.tokens) if (issued.installationId === id) this.tokens.delete(token);
+    }
+  }
+
+  /** The account's owner suspends the app, or lifts the suspension. */
+  suspend(account: string, suspended: boolean): void {
+    const installation = [...this.installations.values()].find((i) => i.account.toLowerCase() === account.toLowerCase());
+    if (!installation) throw new Error(`fake-github: the app is not installed on ${account}`);
+    installation.suspendedAt = suspended ? (this.options.now?.() ?? new Date()).toISOString() : null;
+  }
+
   installationFor(repo: Repo): Installation | undefined {
     return [...this.installations.values()].find((i) => i.account.toLowerCase() === repo.owner.toLowerCase());
   }
 
   issueToken(installationId: number): { token: string; expiresAt: Date } {
-    if (!this.installations.has(installationId)) throw new GitHubError(404, 'Not Found');
+    const installation = this.installations.get(installationId);
+    if (!installation) throw new GitHubError(404, 'Not Found');
+    if (installation.suspendedAt) throw new GitHubError(403, 'This installation has been suspended');
     const token = `ghs_${randomBytes(18).toString('hex')}`;
     const expiresAt = new Date((this.options.now?.() ?? new Date()).getTime() + 3600_000);
     this.tokens.set(token, { installationId, expiresAt });
