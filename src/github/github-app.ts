@@ -135,12 +135,15 @@ export function githubApp(deps: GitHubAppDeps) {
       const action = String(payload.action);
       const listed = (action === 'added' ? payload.repositories_added : action === 'removed' ? payload.repositories_removed : null) as Array<{ name: string }> | null;
       const queues = await deps.stores.queues.listForOrg(deps.hostName, account);
+      if (queues.length === 0) return;
+      // Asked as the App itself (its JWT, made once per event): an installation token may be what is gone.
+      const asApp = await app.auth();
       for (const queue of queues) {
         if (listed && !listed.some((r) => r.name.toLowerCase() === queue.repo.name.toLowerCase())) continue;
         deps.forgetInstallation(queue.repo);
         // These deliveries arrive late and out of order (a suspend handled after its unsuspend, a deleted after the
         // new installation's created): what GitHub says of the repository's installation now decides, not the action.
-        const now = await installationNow(app, queue.repo);
+        const now = await installationNow(asApp, queue.repo);
         const why = now === 'suspended' ? 'suspended' : action === 'removed' ? 'removed from this repository' : 'uninstalled';
         await deps.hostAccess(
           queue.id,
@@ -203,9 +206,8 @@ async function findOrConfigure(deps: GitHubAppDeps, context: Context, repo: Repo
   return changes?.some((c) => c.targetBranch === branch) ? deps.stores.queues.find(repo, branch) : null;
 }
 
-/** The App's installation on the repository as GitHub has it now (asked with the App's own JWT). */
-async function installationNow(app: Probot, repo: RepoRef): Promise<'installed' | 'suspended' | 'missing'> {
-  const octokit = await app.auth();
+/** The App's installation on the repository as GitHub has it now (`octokit`: authenticated as the App, by its JWT). */
+async function installationNow(octokit: Awaited<ReturnType<Probot['auth']>>, repo: RepoRef): Promise<'installed' | 'suspended' | 'missing'> {
   try {
     const { data } = await octokit.request('GET /repos/{owner}/{repo}/installation', { owner: repo.owner, repo: repo.name });
     return data.suspended_at ? 'suspended' : 'installed';

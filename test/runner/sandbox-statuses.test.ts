@@ -4,11 +4,11 @@
  * too (upsert), and a later status replaces an earlier one. A run's PRs are read by _id.
  */
 import { jest } from '@jest/globals';
-import mongoose from 'mongoose';
 import { openMongoStores } from '../../src/adapters/mongo/mongo-stores.js';
 import { defaultPullRequest } from '../../src/adapters/sandbox/sandbox-repository.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../support/test-database.js';
+import { storesModel } from './support/runner-fixture.js';
 
 let database: TestDatabaseUri;
 let stores: Stores;
@@ -53,9 +53,7 @@ test('a PR stored before (shaped by a demo) keeps what it is when a status for i
 test('the PRs of a run are read by _id, one each (no query the local FerretDB answers by reading every sandbox PR), unknown ones left out', async () => {
   const repoKey = 'sandbox/demo/reads';
   await Promise.all([1, 2].map((n) => stores.sandbox.setQueueStatus(repoKey, n, { state: 'PENDING', reason: 'ready' })));
-  const connection = mongoose.connections.find((c) => Object.values(c.models).some((m) => m.collection.name === 'sandbox_pull_requests'));
-  const PullRequests = Object.values(connection!.models).find((m) => m.collection.name === 'sandbox_pull_requests')!;
-  const find = jest.spyOn(PullRequests, 'find');
+  const find = jest.spyOn(storesModel(database.dbName, 'sandbox_pull_requests'), 'find');
   try {
     const prs = await stores.sandbox.pullRequests(repoKey, [2, 1, 2, 99]);
     expect(prs.map((pr) => pr.number).sort()).toEqual([1, 2]);
