@@ -53,6 +53,11 @@ export interface PullRequestFacts {
   mergeability: HostMergeability;
   /** False when the host says its commits cannot be rebased onto its base; absent when unknown. */
   rebaseable?: boolean;
+  /**
+   * True when the host refuses the merge (`not_mergeable`) only until required checks of the head
+   * report: they are running or not started. Absent otherwise.
+   */
+  checksPending?: boolean;
   url?: string;
   body?: string;
   readAt: Date;

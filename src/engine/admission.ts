@@ -10,6 +10,7 @@ export const NOT_READY_REASONS = [
   'not_mergeable',
   'not_rebaseable',
   'awaiting_mergeability',
+  'awaiting_checks',
   'awaiting_impacted_targets',
 ] as const;
 export type NotReadyReason = (typeof NOT_READY_REASONS)[number];
@@ -25,6 +26,9 @@ export interface AdmissionFacts {
   targetsSha: string | null;
 }
 
+/** Reasons that wait on the host rather than judge the PR: an admitted PR keeps its place and run meanwhile. */
+export const HOST_STILL_DECIDING: readonly NotReadyReason[] = ['awaiting_mergeability', 'awaiting_checks'];
+
 /** Null when the PR may be tested; otherwise why not. One rule for the engine and the API. */
 export function notReadyReason(input: AdmissionFacts): NotReadyReason | null {
   const { facts } = input;
@@ -32,7 +36,8 @@ export function notReadyReason(input: AdmissionFacts): NotReadyReason | null {
   if (!facts.open) return 'closed';
   if (facts.draft) return 'draft';
   if (facts.baseBranch !== input.targetBranch) return 'base_mismatch';
-  if (facts.mergeability === 'not_mergeable') return 'not_mergeable';
+  // Blocked only until required checks of its head report (a re-run, the queue's own check): not a verdict yet.
+  if (facts.mergeability === 'not_mergeable') return facts.checksPending ? 'awaiting_checks' : 'not_mergeable';
   // Its commits do not replay cleanly onto the branch (the host says so before any CI is spent).
   if (input.mergeMethod === 'rebase' && facts.rebaseable === false) return 'not_rebaseable';
   if (facts.mergeability !== 'mergeable') return 'awaiting_mergeability';

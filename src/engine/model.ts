@@ -22,6 +22,8 @@ export interface PrFacts {
   mergeability: HostMergeability;
   /** False: the host says its commits cannot be rebased onto the branch (null or absent: not known). */
   rebaseable?: boolean | null;
+  /** True: `not_mergeable` only until required checks of its head report (see admission). */
+  checksPending?: boolean;
   /** Who opened it, when the host says: their recent outcomes in this queue inform its risk (author-risk.ts). */
   author?: string;
 }

@@ -1,4 +1,4 @@
-import { notReadyReason } from './admission.js';
+import { HOST_STILL_DECIDING, notReadyReason } from './admission.js';
 import type { DecisionContext } from './context.js';
 import { MINUTE_MS } from './model.js';
 import { decideFailures } from './failures.js';
@@ -41,9 +41,10 @@ function admit(ctx: DecisionContext): void {
   for (const entry of ctx.state.entries) {
     const reason = notReadyReason({ targetBranch: ctx.state.targetBranch, mode: ctx.state.config.mode, mergeMethod: ctx.state.config.mergeMethod, facts: entry.facts, targetsSha: entry.targets?.sha ?? null });
     const admissible = reason === null;
-    // GitHub recomputes mergeability after every push to the base (null for a while): an admitted
-    // PR keeps its place and its run meanwhile; only a definite verdict (a conflict, a block) demotes it.
-    const demoted = !admissible && reason !== 'awaiting_mergeability';
+    // GitHub recomputes mergeability after every push to the base (null for a while), and blocks a PR
+    // while a required check of its head runs again: an admitted PR keeps its place and its run
+    // meanwhile; only a definite verdict (a conflict, a failed check, a missing review) demotes it.
+    const demoted = !admissible && !HOST_STILL_DECIDING.includes(reason);
     if (entry.state === 'NOT_READY' && admissible) {
       ctx.entryChanged();
       entry.state = 'PENDING';

@@ -20,6 +20,7 @@ export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
     draft: facts.draft,
     mergeability: facts.mergeability,
     ...(facts.rebaseable === false ? { rebaseable: false } : {}),
+    ...(facts.checksPending ? { checksPending: true } : {}),
     // The engine derives a risk from the author's recent outcomes here when the client gives none.
     ...(facts.author ? { author: facts.author } : {}),
   };

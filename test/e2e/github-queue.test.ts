@@ -95,6 +95,25 @@ test('checks fail → FAILED, ejected with a comment naming the failing check; t
   }
 });
 
+test("a required check of the PR run again while it is tested: GitHub blocks it meanwhile, and it keeps its place and lands", async () => {
+  const { repo, ref } = await queueFor();
+  const n = greenPullRequest(repo, { title: 'Flaky check re-run' });
+  repo.addLabel(n, 'merge-queue');
+  await waitForState(ref, n, 'TESTING');
+  // The author re-runs the PR's own `ci`: GitHub answers `blocked` until it reports (check_run.created reaches the queue).
+  h.fake.ci.start(repo.pullRequest(n).headSha, 'ci');
+  expect(repo.pullRequest(n)).toMatchObject({ mergeable: true, mergeableState: 'blocked' });
+  await h.fake.waitFor(async () => ((await prState(ref, n)).readiness as { gitHubMergeability?: string } | undefined)?.gitHubMergeability === 'not_mergeable', {
+    message: 'the queue to read the blocked PR',
+  });
+  expect(await prState(ref, n)).toMatchObject({ state: 'TESTING' });
+  // Its run goes on: the tested commit passes and lands while the PR's own re-run is still going.
+  const testBranch = repo.branches().find((b) => b.startsWith('mq/')) as string;
+  h.fake.ci.complete(repo.branch(testBranch) as string, 'ci');
+  await waitForState(ref, n, 'MERGED');
+  expect(repo.pullRequest(n).merged).toBe(true);
+});
+
 test('a push to the PR while it is tested cancels it (pushed_to)', async () => {
   const { repo, ref } = await queueFor();
   const n = greenPullRequest(repo, { title: 'Moving target' });

@@ -105,6 +105,22 @@ test('an admitted PR keeps its place and its run while the host recomputes merge
   expect(q.states()).toEqual({ 1: 'NOT_READY', 2: 'TESTING' });
 });
 
+test('an admitted PR keeps its place and its run while a required check of its head runs again; a failed check still demotes it', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  // GitHub says `blocked` while the re-run is pending (the adapter tells such a block apart: checksPending).
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), mergeability: 'not_mergeable', checksPending: true }, merged: false });
+  expect(q.states()).toEqual({ 1: 'TESTING', 2: 'TESTING' });
+  expect(q.starts()).toBe(2);
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), mergeability: 'not_mergeable' }, merged: false });
+  expect(q.states()).toEqual({ 1: 'NOT_READY', 2: 'TESTING' });
+  // Not admitted while its checks run: it enters once GitHub lets it merge.
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), mergeability: 'not_mergeable', checksPending: true }, merged: false });
+  expect(q.states()[1]).toBe('NOT_READY');
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1'), merged: false });
+  expect(q.states()[1]).not.toBe('NOT_READY');
+});
+
 test('a landing the host predicts it would refuse: the run goes back untested, nothing starts until an operator changes the queue', () => {
   const q = queue({ concurrency: 2 });
   [1, 2].forEach((n) => q.submit(n));

@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { API, REPO, REPO_PATH, pullRequestJson, testHost, useNock } from './github-fixtures.js';
+import { API, REPO, REPO_PATH, checkRunJson, commitStatusJson, pullRequestJson, testHost, useNock } from './github-fixtures.js';
 
 useNock();
 
@@ -29,7 +29,6 @@ describe('readPullRequest', () => {
     ['clean', { mergeable: true, mergeable_state: 'clean' }, 'mergeable'],
     ['unstable (a non-required check fails)', { mergeable: true, mergeable_state: 'unstable' }, 'mergeable'],
     ['has_hooks', { mergeable: true, mergeable_state: 'has_hooks' }, 'mergeable'],
-    ['blocked by protection or rulesets', { mergeable: true, mergeable_state: 'blocked' }, 'not_mergeable'],
     ['conflicting', { mergeable: false, mergeable_state: 'dirty' }, 'not_mergeable'],
     ['mergeable but state unknown yet', { mergeable: true, mergeable_state: 'unknown' }, 'in_progress'],
     ['closed: never computed', { state: 'closed', mergeable: null, mergeable_state: 'unknown' }, 'unspecified'],
@@ -63,6 +62,76 @@ describe('readPullRequest', () => {
     const { host } = testHost();
     nock(API).get(`${REPO_PATH}/pulls/5`).reply(500, { message: 'boom' });
     await expect(host.readPullRequest(REPO, 5)).rejects.toMatchObject({ status: 500 });
+  });
+});
+
+describe("readPullRequest: GitHub's `blocked`, told apart", () => {
+  const HEAD = 'ec26c3e57ca3a959ca5aad62de7213c562f8c821';
+  const blocked = () => pullRequestJson({ number: 8, mergeable: true, mergeable_state: 'blocked' });
+  /** master requires `ci/test` by protection and `lint` by a ruleset. */
+  function policy(scope: nock.Scope, protectedBranch = true): nock.Scope {
+    return scope
+      .get(`${REPO_PATH}/branches/master/protection`)
+      .reply(protectedBranch ? 200 : 404, protectedBranch ? { required_status_checks: { strict: false, contexts: ['ci/test'], checks: [] } } : { message: 'Branch not protected' })
+      .get(`${REPO_PATH}/rules/branches/master`)
+      .query(true)
+      .reply(200, protectedBranch ? [{ type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'lint' }] } }] : []);
+  }
+  const checks = (runs: object[]) => ({ total_count: runs.length, check_runs: runs });
+
+  test('a required check of the head still running: not mergeable, but only until its checks report', async () => {
+    const { host } = testHost();
+    const scope = policy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()))
+      .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
+      .query(true)
+      .reply(200, checks([checkRunJson({ id: 1, name: 'ci/test', status: 'in_progress', conclusion: null }), checkRunJson({ id: 2, name: 'lint', status: 'completed', conclusion: 'success' })]));
+    expect(await host.readPullRequest(REPO, 8)).toMatchObject({ mergeability: 'not_mergeable', checksPending: true });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('a required check never reported yet (a status expected): waiting too', async () => {
+    const { host } = testHost();
+    policy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()))
+      .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
+      .query(true)
+      .reply(200, checks([checkRunJson({ id: 2, name: 'lint', status: 'completed', conclusion: 'success' })]))
+      .get(`${REPO_PATH}/commits/${HEAD}/status`)
+      .query(true)
+      .reply(200, { state: 'pending', statuses: [commitStatusJson({ context: 'ci/test', state: 'pending' })] });
+    expect(await host.readPullRequest(REPO, 8)).toMatchObject({ mergeability: 'not_mergeable', checksPending: true });
+  });
+
+  test('a required check failed: a real block', async () => {
+    const { host } = testHost();
+    policy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()))
+      .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
+      .query(true)
+      .reply(200, checks([checkRunJson({ id: 1, name: 'ci/test', status: 'completed', conclusion: 'failure' }), checkRunJson({ id: 2, name: 'lint', status: 'in_progress', conclusion: null })]));
+    const facts = await host.readPullRequest(REPO, 8);
+    expect(facts?.mergeability).toBe('not_mergeable');
+    expect(facts).not.toHaveProperty('checksPending');
+  });
+
+  test('every required check passed (a review is missing), or none required: a real block', async () => {
+    const { host } = testHost();
+    policy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()))
+      .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
+      .query(true)
+      .reply(200, checks([checkRunJson({ id: 1, name: 'ci/test', status: 'completed', conclusion: 'success' }), checkRunJson({ id: 2, name: 'lint', status: 'completed', conclusion: 'success' })]));
+    expect(await host.readPullRequest(REPO, 8)).not.toHaveProperty('checksPending');
+    // No check required at all: nothing else is read.
+    const scope = policy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()), false);
+    const facts = await host.readPullRequest(REPO, 8);
+    expect(facts).toMatchObject({ mergeability: 'not_mergeable' });
+    expect(facts).not.toHaveProperty('checksPending');
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('other states read nothing more', async () => {
+    const { host } = testHost();
+    const scope = nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, pullRequestJson({ number: 8, mergeable: false, mergeable_state: 'dirty' }));
+    expect(await host.readPullRequest(REPO, 8)).toMatchObject({ mergeability: 'not_mergeable' });
+    expect(scope.isDone()).toBe(true);
   });
 });
 

@@ -11,6 +11,7 @@ import type { PullRequestData } from './github-types.js';
 import { landTestedCommit } from './land-tested-commit.js';
 import { CheckRunIds, publishCheckRun, postEjectionComment } from './pull-request-feedback.js';
 import { toPullRequestFacts } from './pull-request-facts.js';
+import { blockedOnlyByPendingChecks } from './blocked-by-checks.js';
 import { landingRefusal, readBranchPolicy } from './branch-policy.js';
 import { noRequiredStatusesMessage, resolveRequiredStatuses } from './required-statuses.js';
 import { buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
@@ -72,7 +73,9 @@ export class GitHubHost implements GitHost {
     const client = await this.options.octokitFor(repo);
     try {
       const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: prNumber });
-      return toPullRequestFacts(pr, new Date(this.now()));
+      const blocked = pr.state === 'open' && pr.mergeable === true && pr.mergeable_state === 'blocked';
+      const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { baseBranch: pr.base.ref, headSha: pr.head.sha }, this.options.log));
+      return toPullRequestFacts(pr, new Date(this.now()), checksPending);
     } catch (error) {
       if (failedWith(error, 404)) return null;
       throw error;

@@ -11,7 +11,8 @@ export type PullRequestJson = Pick<
  * GitHub's mergeability in the queue's words. GitHub computes `mergeable` in
  * the background: null means "not yet", so the caller reads again later.
  * `mergeable_state` adds branch protection and rulesets on top of conflicts:
- * `blocked` is a missing required review or required PR check, `dirty` a
+ * `blocked` is a missing required review or required PR check (a block that
+ * only waits for checks is told apart by blocked-by-checks), `dirty` a
  * conflict. `behind` is mergeable for a queue: it tests on top of the current
  * base anyway. Closed PRs are never computed, so they get no verdict.
  */
@@ -35,7 +36,8 @@ export function toMergeability(pr: Pick<PullRequestJson, 'state' | 'merged' | 'm
   }
 }
 
-export function toPullRequestFacts(pr: PullRequestJson, readAt: Date): PullRequestFacts {
+/** `checksPending`: GitHub's `blocked` waits only for required checks of the head (see blocked-by-checks). */
+export function toPullRequestFacts(pr: PullRequestJson, readAt: Date, checksPending = false): PullRequestFacts {
   return {
     title: pr.title,
     author: pr.user?.login ?? '',
@@ -45,6 +47,7 @@ export function toPullRequestFacts(pr: PullRequestJson, readAt: Date): PullReque
     draft: pr.draft ?? false,
     merged: pr.merged ?? false,
     mergeability: toMergeability(pr),
+    ...(checksPending && toMergeability(pr) === 'not_mergeable' ? { checksPending: true } : {}),
     // Only a definite "no" counts (null: GitHub is still working it out).
     ...(pr.state === 'open' && pr.rebaseable === false ? { rebaseable: false } : {}),
     url: pr.html_url,
