@@ -91,6 +91,12 @@ export function mongoEngineStore(connection: Connection): EngineStore {
         return true;
       } catch (error) {
         if (isDuplicateKeyError(error)) return false;
+        // The write may have been applied and only its answer lost (a reset connection, a time-out): the version's
+        // document says. Ours (this writer's epoch) is stored; another writer's means this one lost the race.
+        const found = await Decisions.findById(key(decision.queueId, decision.version))
+          .lean<{ epoch: number }>()
+          .catch(() => null);
+        if (found) return found.epoch === decision.epoch;
         throw error;
       }
     },
