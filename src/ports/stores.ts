@@ -180,11 +180,14 @@ export interface TestRunStore {
   /** The newest run that tested this PR. */
   latestForPr(queueId: string, prNumber: number): Promise<TestRunRecord | null>;
   countInProgress(queueId: string): Promise<number>;
-  /** The run in progress whose test branch is at this sha (check results arrive by sha). */
+  /**
+   * The run in progress whose test branch is at this sha (check results arrive by sha). Asked for every check
+   * result, mostly of PR heads that no run tested: a miss must stay cheap however many runs are stored.
+   */
   findInProgressByTestBranchSha(testBranchSha: string): Promise<TestRunRecord | null>;
   /** The queue's run that finished last (passed, failed or cancelled), or null. */
   latestFinished(queueId: string): Promise<TestRunRecord | null>;
-  /** Whether one of the queue's runs tested this commit (a branch head the queue's own landing produced). */
+  /** Whether one of the queue's runs tested this commit (a branch head the queue's own landing produced); asked for every push to the target branch. */
   testedCommit(queueId: string, sha: string): Promise<boolean>;
   /** Every run in progress, for the periodic reconcile of check results. */
   listInProgress(): Promise<TestRunRecord[]>;

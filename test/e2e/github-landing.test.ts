@@ -230,8 +230,8 @@ test('a PR from a fork: its check events name no pull request, yet the queue fin
   h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
   const n = repo.openPullRequest({ title: 'From a fork', fromFork: true });
   repo.addLabel(n, 'merge-queue');
-  // Its own CI has not passed: GitHub calls it blocked, so it waits.
-  await h.fake.waitFor(async () => (await prView(ref, n)).notReadyReason === 'not_mergeable', { timeoutMs: 20_000, message: 'the fork PR to wait as not mergeable' });
+  // Its own CI has not reported: GitHub calls it blocked, and the queue says it waits for its checks.
+  await h.fake.waitFor(async () => (await prView(ref, n)).notReadyReason === 'awaiting_checks', { timeoutMs: 20_000, message: 'the fork PR to wait for its checks' });
   h.fake.ci.complete(repo.pullRequest(n).headSha, 'ci');
   await waitForState(ref, n, 'MERGED');
   expect(repo.pullRequest(n).merged).toBe(true);

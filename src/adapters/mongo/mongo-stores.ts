@@ -9,6 +9,7 @@ import { ensureTargetHeads, mongoImpactedTargetsStore } from './impacted-targets
 import { ensureEntryKeys, mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
 import { mongoTestRunStore } from './test-run-store.js';
+import { ensureTestRunShas } from './test-run-shas.js';
 import { mongoWebhookStore } from './webhook-store.js';
 
 // Filters are built here from zod-validated primitives only (never a client's
@@ -59,6 +60,7 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
   await Promise.all(Object.values(connection.models).map((model) => model.createIndexes()));
   await ensureEntryKeys(connection);
   await ensureTargetHeads(connection);
+  await ensureTestRunShas(connection);
   await ensureSessionExpiryIndex(connection);
   return stores;
 }

@@ -11,7 +11,9 @@ import { impactedTargetModels } from './models/impacted-targets.js';
 import { queueEntryKeyModel, queueEntryModel } from './models/queue-entry.js';
 import { queueModel } from './models/queue.js';
 import { testRunModel } from './models/test-run.js';
+import { testRunShaModel } from './models/test-run-sha.js';
 import { parseObjectId } from './object-id.js';
+import { forgetQueueShas } from './test-run-shas.js';
 
 type Doc = {
   _id: Types.ObjectId;
@@ -52,6 +54,7 @@ export function mongoQueueStore(connection: Connection): QueueStore {
   const Entries = queueEntryModel(connection);
   const EntryKeys = queueEntryKeyModel(connection);
   const Runs = testRunModel(connection);
+  const RunShas = testRunShaModel(connection);
   const Targets = impactedTargetModels(connection);
   /** Records read by repository and branch, with when they were read (see `find`'s maxAgeMs). */
   const recent = new LRUCache<string, { record: QueueRecord; readAt: number }>({ max: 1000 });
@@ -149,6 +152,9 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       await Targets.sets.deleteMany({ queueId: _id });
       // Pointers are named `<queue id>:…` (an id checked above, so the pattern holds no operator of the caller's).
       await Targets.heads.deleteMany({ _id: { $regex: `^${_id.toHexString()}:` } });
+      // The runs' sha pointers before the runs, found from them (a scan, but a queue is rarely deleted).
+      const shas = await Runs.find({ queueId: _id, testBranchSha: { $ne: null } }, { testBranchSha: 1 }).lean<{ testBranchSha: string | null }[]>();
+      await forgetQueueShas(RunShas, _id, shas.flatMap((run) => (typeof run.testBranchSha === 'string' ? [run.testBranchSha] : [])));
       await Runs.deleteMany({ queueId: _id });
       await Entries.deleteMany({ queueId: _id });
       await EntryKeys.deleteMany({ queueId: _id });

@@ -4,7 +4,9 @@ import { isDuplicateKeyError } from './errors.js';
 import type { TestRunRecord } from '../../domain/records.js';
 import type { TestRunStore } from '../../ports/stores.js';
 import { testRunModel } from './models/test-run.js';
+import { testRunShaModel } from './models/test-run-sha.js';
 import { parseObjectId } from './object-id.js';
+import { pointShaAt, type ShaPointer } from './test-run-shas.js';
 
 type Doc = Omit<TestRunRecord, 'id' | 'queueId'> & { _id: Types.ObjectId; queueId: Types.ObjectId; testedPrNumbers: number[] };
 
@@ -24,6 +26,7 @@ function runObjectId(queueId: string, engineRunId: string): Types.ObjectId {
 
 export function mongoTestRunStore(connection: Connection): TestRunStore {
   const Runs = testRunModel(connection);
+  const Shas = testRunShaModel(connection);
   const queueObjectId = (queueId: string) => {
     const id = parseObjectId(queueId);
     if (!id) throw new Error(`not a queue id: ${queueId}`);
@@ -33,11 +36,14 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
   return {
     async insert(run) {
       const _id = run.engineRunId ? runObjectId(run.queueId, run.engineRunId) : new Types.ObjectId();
+      const queueId = queueObjectId(run.queueId);
+      // The sha's pointer before the run: a run at a sha is always found by it (a run never stored leaves a pointer readers skip).
+      if (run.testBranchSha) await pointShaAt(Shas, String(run.testBranchSha), [{ queueId, runId: _id }]);
       try {
         const doc = await Runs.create({
           ...run,
           _id,
-          queueId: queueObjectId(run.queueId),
+          queueId,
           testedPrNumbers: run.testedPullRequests.map((pr) => pr.prNumber),
         });
         return toRecord(doc.toObject() as Doc);
@@ -56,7 +62,14 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
     },
     async update(id, change) {
       const _id = parseObjectId(id);
-      if (_id) await Runs.updateOne({ _id }, { $set: change });
+      if (!_id) return;
+      if (typeof change.testBranchSha === 'string') {
+        // The pointer first, as in insert; it names the run's queue, read here by _id.
+        const run = await Runs.findById(_id, { queueId: 1 }).lean<{ queueId: Types.ObjectId }>();
+        if (!run) return;
+        await pointShaAt(Shas, change.testBranchSha, [{ queueId: run.queueId, runId: _id }]);
+      }
+      await Runs.updateOne({ _id }, { $set: change });
     },
     async findById(queueId, id) {
       const _id = parseObjectId(id);
@@ -72,15 +85,25 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       return doc ? toRecord(doc) : null;
     },
     async findInProgressByTestBranchSha(testBranchSha) {
-      const doc = await Runs.findOne({ testBranchSha: String(testBranchSha), status: 'in_progress' }).lean<Doc>();
-      return doc ? toRecord(doc) : null;
+      // Reads by _id only: most shas asked about are PR heads, no run's (a miss is one read of the pointer).
+      const sha = String(testBranchSha);
+      const pointer = await Shas.findById(sha).lean<ShaPointer>();
+      // Newest first; a run gone (its queue deleted) is skipped.
+      for (const { runId } of [...(pointer?.runs ?? [])].reverse()) {
+        const doc = await Runs.findById(runId).lean<Doc>();
+        if (doc?.status === 'in_progress' && doc.testBranchSha === sha) return toRecord(doc);
+      }
+      return null;
     },
     async latestFinished(queueId) {
       const doc = await Runs.findOne({ queueId: queueObjectId(queueId), finishedAt: { $ne: null } }).sort({ finishedAt: -1, _id: -1 }).lean<Doc>();
       return doc ? toRecord(doc) : null;
     },
     async testedCommit(queueId, sha) {
-      return (await Runs.exists({ queueId: queueObjectId(queueId), testBranchSha: String(sha) })) !== null;
+      // The pointer names each run's queue: one read by _id, no run read.
+      const queue = queueObjectId(queueId);
+      const pointer = await Shas.findById(String(sha)).lean<ShaPointer>();
+      return (pointer?.runs ?? []).some((run) => run.queueId.equals(queue));
     },
     async listInProgress() {
       const docs = await Runs.find({ status: 'in_progress' }).lean<Doc[]>();
