@@ -10,6 +10,8 @@ import { readBaseHeads, refreshWaitingFacts } from './runner/refresh-waiting-fac
 
 /** GitHub redelivers within days; a week of delivery ids is plenty. */
 const DELIVERY_MEMORY_MS = 7 * 24 * 60 * 60 * 1000;
+/** How often copies of runs finished long ago are forgotten (the store's readers of recent runs scan the copies). */
+const TEST_RUN_PRUNE_MS = 10 * 60_000;
 /** How often the head of every busy queue's branch is read, in case a push webhook was lost. */
 const BASE_HEAD_READ_MS = 5 * 60_000;
 
@@ -79,6 +81,7 @@ export function composeQueueServices(options: {
       // Push webhooks can be lost, and GitHub never redelivers: the head of every busy queue's branch is read now and then.
       { name: 'read target branch heads', everyMs: BASE_HEAD_READ_MS, run: async () => readBaseHeads(stores, runner, await stores.engine.queueIds()) },
       { name: 'forget old webhook deliveries', run: () => stores.deliveries.prune(new Date(Date.now() - DELIVERY_MEMORY_MS)) },
+      { name: 'prune recent test runs', everyMs: TEST_RUN_PRUNE_MS, run: () => stores.testRuns.prune(new Date()) },
       ...(options.maintenanceTasks ?? []),
     ],
     options.log,

@@ -194,6 +194,8 @@ export interface TestRunStore {
   /** The queue's runs on this base whose tested commit is built and still in play (testing or passed). */
   listBuiltOn(queueId: string, baseSha: string): Promise<TestRunRecord[]>;
   listFinishedSince(queueId: string, since: Date): Promise<TestRunRecord[]>;
+  /** Housekeeping, run now and then: forgets what the store keeps for quick reads of runs finished long before `now`. */
+  prune(now: Date): Promise<void>;
 }
 
 /** Everything the application needs from persistence. */

@@ -8,6 +8,7 @@ import { mongoDeliveryStore } from './delivery-store.js';
 import { ensureTargetHeads, mongoImpactedTargetsStore } from './impacted-targets-store.js';
 import { ensureEntryKeys, mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
+import { ensureRecentRuns } from './test-run-recent.js';
 import { mongoTestRunStore } from './test-run-store.js';
 import { ensureTestRunShas } from './test-run-shas.js';
 import { mongoWebhookStore } from './webhook-store.js';
@@ -61,6 +62,7 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
   await ensureEntryKeys(connection);
   await ensureTargetHeads(connection);
   await ensureTestRunShas(connection);
+  await ensureRecentRuns(connection);
   await ensureSessionExpiryIndex(connection);
   return stores;
 }

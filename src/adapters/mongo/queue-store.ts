@@ -11,8 +11,11 @@ import { impactedTargetModels } from './models/impacted-targets.js';
 import { queueEntryKeyModel, queueEntryModel } from './models/queue-entry.js';
 import { queueModel } from './models/queue.js';
 import { testRunModel } from './models/test-run.js';
+import { testRunPrModel } from './models/test-run-pr.js';
+import { testRunRecentModel } from './models/test-run-recent.js';
 import { testRunShaModel } from './models/test-run-sha.js';
 import { parseObjectId } from './object-id.js';
+import { forgetQueuePrs } from './test-run-prs.js';
 import { forgetQueueShas } from './test-run-shas.js';
 
 type Doc = {
@@ -55,6 +58,8 @@ export function mongoQueueStore(connection: Connection): QueueStore {
   const EntryKeys = queueEntryKeyModel(connection);
   const Runs = testRunModel(connection);
   const RunShas = testRunShaModel(connection);
+  const RecentRuns = testRunRecentModel(connection);
+  const RunPrs = testRunPrModel(connection);
   const Targets = impactedTargetModels(connection);
   /** Records read by repository and branch, with when they were read (see `find`'s maxAgeMs). */
   const recent = new LRUCache<string, { record: QueueRecord; readAt: number }>({ max: 1000 });
@@ -155,6 +160,9 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       // The runs' sha pointers before the runs, found from them (a scan, but a queue is rarely deleted).
       const shas = await Runs.find({ queueId: _id, testBranchSha: { $ne: null } }, { testBranchSha: 1 }).lean<{ testBranchSha: string | null }[]>();
       await forgetQueueShas(RunShas, _id, shas.flatMap((run) => (typeof run.testBranchSha === 'string' ? [run.testBranchSha] : [])));
+      // The runs' copies (a scan of the few recent ones) and PR pointers before the runs, as their sha pointers.
+      await RecentRuns.deleteMany({ queueId: _id });
+      await forgetQueuePrs(RunPrs, _id);
       await Runs.deleteMany({ queueId: _id });
       await Entries.deleteMany({ queueId: _id });
       await EntryKeys.deleteMany({ queueId: _id });

@@ -4,8 +4,12 @@ import { isDuplicateKeyError } from './errors.js';
 import type { TestRunRecord } from '../../domain/records.js';
 import type { TestRunStore } from '../../ports/stores.js';
 import { testRunModel } from './models/test-run.js';
+import { testRunPrModel } from './models/test-run-pr.js';
+import { testRunRecentModel } from './models/test-run-recent.js';
 import { testRunShaModel } from './models/test-run-sha.js';
 import { parseObjectId } from './object-id.js';
+import { pointPrsAt, prKey, type PrPointer } from './test-run-prs.js';
+import { copyRun, pruneRecentRuns, recentRunsCover } from './test-run-recent.js';
 import { pointShaAt, type ShaPointer } from './test-run-shas.js';
 
 type Doc = Omit<TestRunRecord, 'id' | 'queueId'> & { _id: Types.ObjectId; queueId: Types.ObjectId; testedPrNumbers: number[] };
@@ -27,6 +31,9 @@ function runObjectId(queueId: string, engineRunId: string): Types.ObjectId {
 export function mongoTestRunStore(connection: Connection): TestRunStore {
   const Runs = testRunModel(connection);
   const Shas = testRunShaModel(connection);
+  // Copies of the runs in progress, finished lately, and each queue's latest: what "the queue now" reads scan (test-run-recent.ts).
+  const Recent = testRunRecentModel(connection);
+  const Prs = testRunPrModel(connection);
   const queueObjectId = (queueId: string) => {
     const id = parseObjectId(queueId);
     if (!id) throw new Error(`not a queue id: ${queueId}`);
@@ -39,19 +46,30 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       const queueId = queueObjectId(run.queueId);
       // The sha's pointer before the run: a run at a sha is always found by it (a run never stored leaves a pointer readers skip).
       if (run.testBranchSha) await pointShaAt(Shas, String(run.testBranchSha), [{ queueId, runId: _id }]);
+      const doc = { ...run, _id, queueId, testedPrNumbers: run.testedPullRequests.map((pr) => pr.prNumber) };
+      // The copy before the run, so a reader of the recent runs never misses a run in progress: the other way round, a
+      // failure between the two would hide a run in progress from them for good. This way it leaves at worst the copy
+      // of a start never stored, which the replayed start (same _id) stores.
+      const copied = await Recent.create(doc).then(
+        () => true,
+        (error: unknown) => {
+          if (isDuplicateKeyError(error)) return false;
+          throw error;
+        },
+      );
+      let stored: Doc;
       try {
-        const doc = await Runs.create({
-          ...run,
-          _id,
-          queueId,
-          testedPrNumbers: run.testedPullRequests.map((pr) => pr.prNumber),
-        });
-        return toRecord(doc.toObject() as Doc);
+        stored = (await Runs.create(doc)).toObject() as Doc;
       } catch (error) {
         const existing = isDuplicateKeyError(error) ? await Runs.findById(_id).lean<Doc>() : null;
-        if (existing) return toRecord(existing);
-        throw error;
+        if (!existing) throw error;
+        // A replayed start of a run whose copy was pruned (finished long ago): the copy just made is of the start, not of the run.
+        if (copied) await Recent.collection.replaceOne({ _id }, existing);
+        stored = existing;
       }
+      // After the run, so a pointer never names a run not stored; on a replay too (a failure may have come between).
+      await pointPrsAt(Prs, queueId, stored.testedPrNumbers ?? [], stored);
+      return toRecord(stored);
     },
     async findByEngineRunId(queueId, engineRunId) {
       const doc =
@@ -70,6 +88,14 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
         await pointShaAt(Shas, change.testBranchSha, [{ queueId: run.queueId, runId: _id }]);
       }
       await Runs.updateOne({ _id }, { $set: change });
+      // The run before its copy: a run finishing is still in progress for readers of the copies until the run says
+      // otherwise, never the reverse (a failure between leaves a copy in progress, which pruning mends from the run).
+      const copy = await Recent.updateOne({ _id }, { $set: change });
+      if (copy.matchedCount === 0) {
+        // A run with no copy (pruned, finished long ago) gets one as it is now; pruning decides whether it stays.
+        const doc = await Runs.findById(_id).lean();
+        if (doc) await copyRun(Recent, doc);
+      }
     },
     async findById(queueId, id) {
       const _id = parseObjectId(id);
@@ -79,9 +105,9 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       return doc && doc.queueId.toHexString() === queueObjectId(queueId).toHexString() ? toRecord(doc) : null;
     },
     async latestForPr(queueId, prNumber) {
-      const doc = await Runs.findOne({ queueId: queueObjectId(queueId), testedPrNumbers: Number(prNumber) })
-        .sort({ createdAt: -1, _id: -1 })
-        .lean<Doc>();
+      // Every run inserted points its PRs at itself, and runs stored before pointers existed got theirs at start-up: no pointer, no run.
+      const pointer = await Prs.findById(prKey(queueObjectId(queueId), Number(prNumber))).lean<PrPointer>();
+      const doc = pointer?.runId ? await Runs.findById(pointer.runId).lean<Doc>() : null;
       return doc ? toRecord(doc) : null;
     },
     async findInProgressByTestBranchSha(testBranchSha) {
@@ -96,7 +122,8 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       return null;
     },
     async latestFinished(queueId) {
-      const doc = await Runs.findOne({ queueId: queueObjectId(queueId), finishedAt: { $ne: null } }).sort({ finishedAt: -1, _id: -1 }).lean<Doc>();
+      // Each queue's latest finished run keeps its copy whatever its age.
+      const doc = await Recent.findOne({ queueId: queueObjectId(queueId), finishedAt: { $ne: null } }).sort({ finishedAt: -1, _id: -1 }).lean<Doc>();
       return doc ? toRecord(doc) : null;
     },
     async testedCommit(queueId, sha) {
@@ -106,19 +133,25 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       return (pointer?.runs ?? []).some((run) => run.queueId.equals(queue));
     },
     async listInProgress() {
-      const docs = await Runs.find({ status: 'in_progress' }).lean<Doc[]>();
+      const docs = await Recent.find({ status: 'in_progress' }).lean<Doc[]>();
       return docs.map(toRecord);
     },
     async listBuiltOn(queueId, baseSha) {
-      const docs = await Runs.find({ queueId: queueObjectId(queueId), baseSha: String(baseSha), status: { $in: ['in_progress', 'succeeded'] } }).lean<Doc[]>();
+      // From the copies: runs in progress, and passed ones lately (a base a run passed on long ago has moved since, as it landed).
+      const docs = await Recent.find({ queueId: queueObjectId(queueId), baseSha: String(baseSha), status: { $in: ['in_progress', 'succeeded'] } }).lean<Doc[]>();
       return docs.map(toRecord).filter((run) => run.testBranchSha !== null);
     },
     async countInProgress(queueId) {
-      return Runs.countDocuments({ queueId: queueObjectId(queueId), status: 'in_progress' });
+      return Recent.countDocuments({ queueId: queueObjectId(queueId), status: 'in_progress' });
     },
     async listFinishedSince(queueId, since) {
-      const docs = await Runs.find({ queueId: queueObjectId(queueId), finishedAt: { $gte: since } }).lean<Doc[]>();
+      const filter = { queueId: queueObjectId(queueId), finishedAt: { $gte: since } };
+      // Within the window (the runner's CI history, metrics, dashboard updates) from the copies; further back (a report over days) from every run.
+      const docs = recentRunsCover(since, new Date()) ? await Recent.find(filter).lean<Doc[]>() : await Runs.find(filter).lean<Doc[]>();
       return docs.map(toRecord);
+    },
+    async prune(now) {
+      await pruneRecentRuns(connection, now);
     },
   };
 }

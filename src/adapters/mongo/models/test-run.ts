@@ -7,7 +7,7 @@ const testedPullRequestSchema = new Schema(
 );
 
 /** A CI run of a base sha plus an ordered list of PR heads. */
-const testRunSchema = new Schema(
+export const testRunSchema = new Schema(
   {
     queueId: { type: Schema.Types.ObjectId, required: true },
     // The engine's name for the run ("r12"): unique per queue, set by the runner.
