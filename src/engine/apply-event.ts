@@ -32,6 +32,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         ...(event.risk !== undefined ? { risk: event.risk } : {}),
         ...(event.headSha ? { submittedHead: event.headSha } : {}),
       });
+      ctx.noteAdded(event.entryId);
       assessRisk(state, state.entries.at(-1) as EngineEntry);
       ctx.hint(event.entryId, 'submitted');
       ctx.emit({ type: 'pull_request.submitted', prNumbers: [event.prNumber] });
@@ -57,7 +58,10 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const entry = ctx.entryByPr(event.prNumber);
       // For the head known (its facts, else the head its submission named); with neither, any upload is taken.
       const head = entry?.facts?.headSha ?? entry?.submittedHead;
-      if (entry && (!head || head === event.targets.sha)) entry.targets = event.targets;
+      if (entry && (!head || head === event.targets.sha)) {
+        entry.targets = event.targets;
+        ctx.admissionInputsChanged(entry);
+      }
       return;
     }
     case 'pr_facts_changed':
@@ -148,6 +152,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const currentMode = state.config.mode;
       const busy = state.runs.some((r) => r.status === 'running');
       state.requestedState = event.requestedState;
+      ctx.allAdmissionInputsChanged(); // The mode or merge method may admit or demote any PR.
       // An operator changed the queue after a blocked landing: try landing again.
       state.landingBlocked = null;
       if (event.config.mode !== currentMode && busy) {
@@ -204,6 +209,7 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   if (queued && event.facts.baseBranch !== ctx.state.targetBranch) return ctx.conclude(entry.id, 'CANCELLED', 'base_changed');
   if (queued && event.facts.draft) return ctx.conclude(entry.id, 'CANCELLED', 'converted_to_draft');
   entry.facts = event.facts;
+  ctx.admissionInputsChanged(entry);
   // Facts read after the submission: the first to name the author.
   if (!previous) assessRisk(ctx.state, entry);
 }

@@ -3,7 +3,7 @@ import type { EmittedEvent, EngineAction, EngineEntry, EngineRun, EngineState } 
 import { authorOutcome, recordAuthorOutcome } from './author-risk.js';
 import { queueOrder, runOf } from './order.js';
 import { withOutcome } from './outcomes.js';
-import { entryIndex } from './entry-index.js';
+import { entriesInOrder, entryIndex } from './entry-index.js';
 
 /** Concluded PRs the queue's break rate is taken over. */
 const RECENT_OUTCOMES_KEPT = 50;
@@ -23,8 +23,17 @@ export class DecisionContext {
   readonly hints = new Map<string, Hint>();
   /** The earliest time decide() must run again (batch waits, timeouts). */
   wakeAt: number | null = null;
-  /** States before this decision, to publish only real changes. */
-  readonly before: Map<string, PullRequestState>;
+  /**
+   * States before this decision (or as last published in it) of the entries it may have changed: those in a run
+   * when it began, and any other just before its first change (noteBefore). Every other entry is PENDING or
+   * NOT_READY outside any run, as the last publish left it, and stays so: a decision costs the entries it
+   * touches, not a pass over the queue.
+   */
+  private readonly before = new Map<string, PullRequestState>();
+  /** Entries this decision added: they had no state before it. */
+  private readonly added = new Set<string>();
+  private readonly admissionChangedIds = new Set<string>();
+  private admissionChangedAll = false;
   /**
    * Counts changes to entries that settle's fixed point depends on (admissions,
    * demotions, places, bisection keys). With the runs, the merge in flight and
@@ -41,7 +50,56 @@ export class DecisionContext {
     /** The time of the event being applied; settle runs at the latest event's (see decideAllInPlace). */
     public now: number,
   ) {
-    this.before = new Map(state.entries.map((e) => [e.id, e.state]));
+    const index = entryIndex(state.entries);
+    for (const run of state.runs) {
+      // A run stored broken (no unit) is left to the event that touches it, which is then named (EventNotApplied).
+      if (!Array.isArray(run.unit)) continue;
+      for (const head of run.unit) {
+        const entry = index.get(head.entryId);
+        if (entry && !this.before.has(entry.id)) this.before.set(entry.id, entry.state);
+      }
+    }
+  }
+
+  /** The entry's state before this decision (or as last published in it); undefined for an entry it added. */
+  stateBefore(entry: EngineEntry): PullRequestState | undefined {
+    if (this.before.has(entry.id)) return this.before.get(entry.id);
+    return this.added.has(entry.id) ? undefined : entry.state;
+  }
+
+  /** Call before changing an entry's state outside publish: its state before the decision is kept for publish. */
+  noteBefore(entry: EngineEntry): void {
+    if (!this.before.has(entry.id) && !this.added.has(entry.id)) this.before.set(entry.id, entry.state);
+  }
+
+  /** An entry this decision added (admission looks at it). */
+  noteAdded(entryId: string): void {
+    this.added.add(entryId);
+    this.admissionChangedIds.add(entryId);
+  }
+
+  /** Entries that may have a state to publish besides those in a run: in a run when the decision began, changed, added or hinted. */
+  touchedIds(): string[] {
+    return [...this.before.keys(), ...this.added, ...this.hints.keys()];
+  }
+
+  /** An entry's facts or targets changed: admission looks at it again. */
+  admissionInputsChanged(entry: EngineEntry): void {
+    this.admissionChangedIds.add(entry.id);
+  }
+
+  /** The queue's settings changed (branch, mode, method): admission looks at every entry again. */
+  allAdmissionInputsChanged(): void {
+    this.admissionChangedAll = true;
+  }
+
+  /**
+   * The entries admission must look at, in queue-array order: those whose facts, targets or queue settings
+   * changed in this decision. Admission is a function of those alone, so every other entry is as the last
+   * decision left it.
+   */
+  admissionCandidates(): readonly EngineEntry[] {
+    return this.admissionChangedAll ? this.state.entries : entriesInOrder(this.state.entries, this.admissionChangedIds);
   }
 
   entry(id: string): EngineEntry | undefined {
@@ -73,7 +131,7 @@ export class DecisionContext {
 
   /** Publishes a state change that later steps of this decision may build on. */
   publishNow(entry: EngineEntry, reason: StateChangeReason): void {
-    if (this.before.get(entry.id) === entry.state) return;
+    if (this.stateBefore(entry) === entry.state) return;
     this.actions.push({ type: 'publish_status', entryId: entry.id, prNumber: entry.prNumber, state: entry.state, reason });
     if (entry.state === 'PENDING') this.emit({ type: 'pull_request.queued', prNumbers: [entry.prNumber], reason });
     this.before.set(entry.id, entry.state);
@@ -99,6 +157,7 @@ export class DecisionContext {
     for (const head of run.unit) {
       const entry = this.entry(head.entryId);
       if (entry && entry.state !== 'NOT_READY') {
+        this.noteBefore(entry);
         entry.state = 'PENDING';
         if (!this.hints.has(entry.id)) this.hint(entry.id, reason);
       }

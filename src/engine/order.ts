@@ -23,10 +23,11 @@ export function isQueued(entry: EngineEntry): boolean {
  */
 const RISK_DEFERRAL_MS = 60 * MINUTE_MS;
 
-function byFifo(state: EngineState): (a: EngineEntry, b: EngineEntry) => number {
-  const rate = observedFailureRate(state);
-  const key = (e: EngineEntry) => e.submittedAt + (e.risk === undefined ? 0 : e.risk - rate) * RISK_DEFERRAL_MS;
-  return (a, b) => a.priority - b.priority || key(a) - key(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** By priority, then submission time moved by risk, then id; each key computed once, not once per comparison. */
+function sortFifo(entries: EngineEntry[], rate: number): EngineEntry[] {
+  const keyed = entries.map((e) => ({ e, key: e.submittedAt + (e.risk === undefined ? 0 : e.risk - rate) * RISK_DEFERRAL_MS }));
+  keyed.sort((a, b) => a.e.priority - b.e.priority || a.key - b.key || (a.e.id < b.e.id ? -1 : a.e.id > b.e.id ? 1 : 0));
+  return keyed.map((k) => k.e);
 }
 
 /**
@@ -36,12 +37,18 @@ function byFifo(state: EngineState): (a: EngineEntry, b: EngineEntry) => number 
  * tested, by priority, then FIFO.
  */
 export function queueOrder(state: EngineState): EngineEntry[] {
-  const queued = state.entries.filter(isQueued);
-  const fifo = byFifo(state);
-  const urgent = queued.filter((e) => e.priority === 0).sort(fifo);
-  const placed = queued.filter((e) => e.priority !== 0 && e.place !== null).sort((a, b) => (a.place as number) - (b.place as number));
-  const waiting = queued.filter((e) => e.priority !== 0 && e.place === null).sort(fifo);
-  return [...urgent, ...placed, ...waiting];
+  const urgent: EngineEntry[] = [];
+  const placed: EngineEntry[] = [];
+  const waiting: EngineEntry[] = [];
+  for (const e of state.entries) {
+    if (!isQueued(e)) continue;
+    if (e.priority === 0) urgent.push(e);
+    else if (e.place !== null) placed.push(e);
+    else waiting.push(e);
+  }
+  const rate = observedFailureRate(state);
+  placed.sort((a, b) => (a.place as number) - (b.place as number));
+  return [...sortFifo(urgent, rate), ...placed, ...sortFifo(waiting, rate)];
 }
 
 /**

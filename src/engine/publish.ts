@@ -1,7 +1,7 @@
 import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
 import type { DecisionContext } from './context.js';
+import { entriesInOrder } from './entry-index.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
-import { runOf } from './order.js';
 
 /** A queued entry's state follows from its run: stored facts, derived state. */
 function derivedState(entry: EngineEntry, run: EngineRun | undefined): PullRequestState {
@@ -40,13 +40,18 @@ function defaultReason(state: PullRequestState, run: EngineRun | undefined): Sta
 export function publish(ctx: DecisionContext): void {
   const { state } = ctx;
   const batchesPendingFailure = new Set<EngineRun>();
-  for (const entry of state.entries) {
-    const run = runOf(state, entry.id);
+  // The run deciding each entry (the first that holds it, as runOf finds it), made once.
+  const runs = new Map<string, EngineRun>();
+  for (const run of state.runs) for (const head of run.unit) if (!runs.has(head.entryId)) runs.set(head.entryId, run);
+  // Any other entry is PENDING or NOT_READY outside any run before and after: nothing to derive or publish.
+  for (const entry of entriesInOrder(state.entries, [...runs.keys(), ...ctx.touchedIds()])) {
+    const run = runs.get(entry.id);
+    const before = ctx.stateBefore(entry);
     const next = derivedState(entry, run);
     entry.state = next;
     const hint = ctx.hints.get(entry.id);
     // Unchanged states are not published again, but a retry is (TESTING → TESTING, on a new run).
-    if (ctx.before.get(entry.id) === next && hint?.reason !== 'retried') continue;
+    if (before === next && hint?.reason !== 'retried') continue;
     // A retry shows itself even when the new run starts in the same decision.
     const reason = hint && ((next !== 'TESTING' && next !== 'TESTS_PASSED') || hint.reason === 'retried') ? hint.reason : defaultReason(next, run);
     const detail = next === 'PENDING_FAILURE' && run?.failedChecks.length ? run.failedChecks.join(', ') : hint?.detail;

@@ -38,7 +38,8 @@ function fingerprint(ctx: DecisionContext): string {
 }
 
 function admit(ctx: DecisionContext): void {
-  for (const entry of ctx.state.entries) {
+  // Only entries whose facts, targets or queue settings changed: admission depends on nothing else.
+  for (const entry of ctx.admissionCandidates()) {
     const reason = notReadyReason({ targetBranch: ctx.state.targetBranch, mode: ctx.state.config.mode, mergeMethod: ctx.state.config.mergeMethod, facts: entry.facts, targetsSha: entry.targets?.sha ?? null });
     const admissible = reason === null;
     // GitHub recomputes mergeability after every push to the base (null for a while), and blocks a PR
@@ -47,6 +48,7 @@ function admit(ctx: DecisionContext): void {
     const demoted = !admissible && !HOST_STILL_DECIDING.includes(reason);
     if (entry.state === 'NOT_READY' && admissible) {
       ctx.entryChanged();
+      ctx.noteBefore(entry);
       entry.state = 'PENDING';
       entry.admittedAt = ctx.now;
       // Published at once, so the timeline shows admission even if testing starts in the same decision.
@@ -55,6 +57,7 @@ function admit(ctx: DecisionContext): void {
       const run = runOf(ctx.state, entry.id);
       if (run) ctx.dropRun(run, 'rebuilt');
       ctx.entryChanged();
+      ctx.noteBefore(entry);
       entry.state = 'NOT_READY';
       entry.admittedAt = null;
       entry.place = null; // Back in line from the end once it is ready again.
@@ -87,5 +90,6 @@ function endModeSwitch(ctx: DecisionContext): void {
   if (state.switchingToMode && !state.runs.some((r) => r.status === 'running') && !state.mergingRunId) {
     state.config = { ...state.config, mode: state.switchingToMode };
     state.switchingToMode = null;
+    ctx.allAdmissionInputsChanged(); // A parallel queue wants impacted targets; a single one does not.
   }
 }

@@ -9,6 +9,7 @@ import { decide, decideAllInPlace } from '../../../src/engine/decide.js';
 import { initialEngineState } from '../../../src/engine/initial-state.js';
 import type { EngineAction, EngineEvent, EngineRun, EngineState, PrFacts } from '../../../src/engine/model.js';
 import { queueOrder } from '../../../src/engine/order.js';
+import { HOST_STILL_DECIDING, notReadyReason } from '../../../src/engine/admission.js';
 import type { QueueConfig } from '../../../src/domain/queue-config.js';
 import type { RequestedQueueState } from '../../../src/domain/queue-state.js';
 
@@ -146,6 +147,22 @@ export class World {
     const running = decision.state.runs.filter((r) => r.status === 'running').length;
     expect(running).toBeLessThanOrEqual(decision.state.config.concurrency);
     this.checkOrder(decision, frozen);
+    this.checkTouchedOnly(decision.state);
+  }
+
+  /**
+   * A decision derives and publishes the states of the entries it concerns only (context.ts): it relies on every
+   * other entry being PENDING or NOT_READY outside any run, and on admission being a function of facts, targets and
+   * settings alone. Both are checked after every decision against a pass over the whole queue.
+   */
+  private checkTouchedOnly(state: EngineState): void {
+    const inRuns = new Set(state.runs.flatMap((run) => run.unit.map((head) => head.entryId)));
+    for (const entry of state.entries) {
+      if (!inRuns.has(entry.id)) expect(['PENDING', 'NOT_READY']).toContain(entry.state);
+      const reason = notReadyReason({ targetBranch: state.targetBranch, mode: state.config.mode, mergeMethod: state.config.mergeMethod, facts: entry.facts, targetsSha: entry.targets?.sha ?? null });
+      if (reason === null) expect(entry.state).not.toBe('NOT_READY');
+      else if (!HOST_STILL_DECIDING.includes(reason)) expect(entry.state).toBe('NOT_READY');
+    }
   }
 
   private execute(action: EngineAction, after: EngineState): void {
