@@ -1,5 +1,7 @@
 import nock from 'nock';
 import type { TestRunRequest } from '../../src/ports/git-host.js';
+import { isTransientHostError } from '../../src/ports/host-errors.js';
+import { StagingMoved } from '../../src/adapters/github/test-branch.js';
 import { API, REPO, REPO_PATH, checkRunJson, requestLog, testHost, testRunRecord, useNock } from './github-fixtures.js';
 
 useNock();
@@ -324,15 +326,50 @@ describe('startTestRun', () => {
     expect(scope.isDone()).toBe(true);
   });
 
-  test('a head already in the branch (204) leaves the tip where it is', async () => {
+  test('a head already in the branch (204) leaves the tip where it is, once compare says the build so far holds it', async () => {
     const { host } = testHost();
     const scope = freshBuild(noPolicy(nock(API)))
       .post(`${REPO_PATH}/merges`)
       .reply(201, mergeCommit('m1', [BASE, HEAD2]))
       .post(`${REPO_PATH}/merges`)
-      .reply(204);
+      .reply(204)
+      .get(`${REPO_PATH}/compare/${HEAD3}...m1`)
+      .query(true)
+      .reply(200, { status: 'ahead', ahead_by: 1, behind_by: 0 });
     finishBuild(scope, 'm1');
     expect(await host.startTestRun(request({ requiredStatuses: ['ci/build'] }))).toMatchObject({ ok: true, testBranchSha: 'm1' });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  describe('another build moving the staging branch meanwhile (a replica finishing a build after its lease ran out)', () => {
+    test('a merge that went onto another tip: nothing is built from it, and the failure is one the runner retries', async () => {
+      const { host } = testHost();
+      const scope = freshBuild(noPolicy(nock(API)))
+        .post(`${REPO_PATH}/merges`)
+        .reply(201, mergeCommit('m1', [BASE, HEAD2]))
+        // The other build reset the staging branch to the base: this merge went onto it, not onto m1.
+        .post(`${REPO_PATH}/merges`)
+        .reply(201, mergeCommit('m2', [BASE, HEAD3]));
+      const seen = requestLog(scope);
+      const failure = await host.startTestRun(request({ requiredStatuses: ['ci/build'] })).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StagingMoved);
+      expect(isTransientHostError(failure)).toBe(true);
+      expect(seen.filter((line) => line.startsWith('POST') && line.endsWith('/git/refs'))).toEqual([]);
+    });
+
+    test('a 204 for a head the build so far lacks (the branch moved to a commit holding it)', async () => {
+      const { host } = testHost();
+      const scope = freshBuild(noPolicy(nock(API)))
+        .post(`${REPO_PATH}/merges`)
+        .reply(201, mergeCommit('m1', [BASE, HEAD2]))
+        .post(`${REPO_PATH}/merges`)
+        .reply(204)
+        .get(`${REPO_PATH}/compare/${HEAD3}...m1`)
+        .query(true)
+        .reply(200, { status: 'diverged', ahead_by: 1, behind_by: 1 });
+      await expect(host.startTestRun(request({ requiredStatuses: ['ci/build'] }))).rejects.toBeInstanceOf(StagingMoved);
+      expect(scope.isDone()).toBe(true);
+    });
   });
 
   test('createPullRequest: a draft PR for CI systems that only test PRs', async () => {

@@ -78,14 +78,14 @@ async function applyHead(client: GitHubClient, repo: RepoRef, staging: string, t
     if (!replay) return commits.length >= MAX_LISTED_COMMITS ? { unbuildable: replayRefusal(head) } : { headChanged: true };
     let replayed = tip;
     for (const commit of replay) {
-      const merged = await mergeInto(client, repo, staging, commit.sha, `replay ${commit.sha}`);
+      const merged = await mergeInto(client, repo, staging, replayed, commit.sha, `replay ${commit.sha}`);
       if (merged === 'conflict') return null;
       if (merged === 'contained') continue;
       replayed = await singleParentCommit(client, repo, staging, merged.tree, replayed, commit.commit.message, commit.commit.author ?? undefined);
     }
     return replayed;
   }
-  const merged = await mergeInto(client, repo, staging, head.headSha, landingMessage(head, 'merge_commit'));
+  const merged = await mergeInto(client, repo, staging, tip, head.headSha, landingMessage(head, 'merge_commit'));
   if (merged === 'conflict') return null;
   if (merged === 'contained') return tip;
   if (method === 'merge_commit') return merged.sha;
@@ -126,18 +126,38 @@ export function ancestryOf(commits: readonly PullRequestCommitData[], headSha: s
 
 type Merged = { sha: string; tree: string } | 'contained' | 'conflict';
 
-/** The merges API: a merge commit of `head` onto the branch. */
-async function mergeInto(client: GitHubClient, repo: RepoRef, branch: string, head: string, message: string): Promise<Merged> {
+/**
+ * The staging branch moved under a build: another build used it at the same time (a replica whose lease ran out
+ * still finishing its build while the next writer starts its own). What was merged is not what the run names, so
+ * nothing is built from it. Thrown as a failure without an HTTP status: the runner retries the start with
+ * back-off, and the retry builds again from the run's base.
+ */
+export class StagingMoved extends Error {
+  override name = 'StagingMoved';
+}
+
+/**
+ * The merges API: a merge commit of `head` onto the branch, which must be at `onto` (the build's tip so far). The
+ * API merges into whatever the branch is now, so the merge's first parent says whether it was still there; an
+ * answer that the head is in the branch already (204) is checked against `onto` itself (GitHub's compare).
+ */
+async function mergeInto(client: GitHubClient, repo: RepoRef, branch: string, onto: string, head: string, message: string): Promise<Merged> {
+  let response;
   try {
-    const response = await client.request('POST /repos/{owner}/{repo}/merges', { ...repoParams(repo), base: branch, head, commit_message: message });
-    // 204: the head is already in the branch (nothing to merge).
-    if (response.status !== 201) return 'contained';
-    const data = response.data as MergeCommitData;
-    return { sha: data.sha, tree: data.commit.tree.sha };
+    response = await client.request('POST /repos/{owner}/{repo}/merges', { ...repoParams(repo), base: branch, head, commit_message: message });
   } catch (error) {
     if (failedWith(error, 409)) return 'conflict';
     throw error;
   }
+  if (response.status !== 201) {
+    // 204: the head is in the branch already (nothing to merge); in the build so far, unless the branch moved.
+    const { status } = await getData<{ status: string }>(client, 'GET /repos/{owner}/{repo}/compare/{basehead}', { ...repoParams(repo), basehead: `${head}...${onto}`, per_page: 1 });
+    if (status === 'ahead' || status === 'identical') return 'contained';
+    throw new StagingMoved(`${branch} moved while the run was built: GitHub says ${head.slice(0, 7)} is in it, but not in the build's ${onto.slice(0, 7)}`);
+  }
+  const data = response.data as MergeCommitData;
+  if (data.parents[0]?.sha !== onto) throw new StagingMoved(`${branch} moved while the run was built: the merge of ${head.slice(0, 7)} went onto ${data.parents[0]?.sha.slice(0, 7) ?? 'nothing'}, not ${onto.slice(0, 7)}`);
+  return { sha: data.sha, tree: data.commit.tree.sha };
 }
 
 /** A commit with the merged tree and one parent (a squash, or a replayed commit); the staging branch moves to it. */
