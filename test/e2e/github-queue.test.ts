@@ -114,6 +114,25 @@ test("a required check of the PR run again while it is tested: GitHub blocks it 
   expect(repo.pullRequest(n).merged).toBe(true);
 });
 
+test('a request for changes while a required check of the PR runs again: the block stands, the PR leaves the queue and does not land', async () => {
+  const { repo, ref } = await queueFor({});
+  repo.protectBranch('main', { requiredChecks: ['ci'], requiredApprovals: 1 });
+  repo.setPermission('reviewer', 'write');
+  const n = greenPullRequest(repo, { title: 'Reviewed twice' });
+  repo.approve(n, 'reviewer');
+  repo.addLabel(n, 'merge-queue');
+  await waitForState(ref, n, 'TESTING');
+  h.fake.ci.start(repo.pullRequest(n).headSha, 'ci');
+  h.fake.state.review(h.fake.state.repo(repo.fullName), n, 'reviewer', 'CHANGES_REQUESTED');
+  const demoted = await waitForState(ref, n, 'NOT_READY');
+  expect(demoted.notReadyReason).toBe('not_mergeable');
+  // Its run was dropped: nothing lands even when the test branch's CI would pass.
+  for (const branch of repo.branches().filter((b) => b.startsWith('mq/'))) h.fake.ci.complete(repo.branch(branch) as string, 'ci');
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  expect(repo.pullRequest(n).merged).toBe(false);
+  expect(await prState(ref, n)).toMatchObject({ state: 'NOT_READY' });
+});
+
 test('a push to the PR while it is tested cancels it (pushed_to)', async () => {
   const { repo, ref } = await queueFor();
   const n = greenPullRequest(repo, { title: 'Moving target' });

@@ -127,6 +127,75 @@ describe("readPullRequest: GitHub's `blocked`, told apart", () => {
     expect(scope.isDone()).toBe(true);
   });
 
+  describe('reviews: the queue lands by moving the branch, so a block for a review must stand', () => {
+    /** master requires `ci/test` and one approval (classic protection), plus `more` on it. */
+    function reviewPolicy(scope: nock.Scope, more: Record<string, unknown> = {}): nock.Scope {
+      return scope
+        .get(`${REPO_PATH}/branches/master/protection`)
+        .reply(200, { required_status_checks: { strict: false, contexts: ['ci/test'], checks: [] }, required_pull_request_reviews: { required_approving_review_count: 1, ...more } })
+        .get(`${REPO_PATH}/rules/branches/master`)
+        .query(true)
+        .reply(200, []);
+    }
+    const running = () => checks([checkRunJson({ id: 1, name: 'ci/test', status: 'in_progress', conclusion: null })]);
+    const review = (login: string, state: string, association = 'MEMBER') => ({ id: 1, user: { login }, state, author_association: association, body: '', commit_id: HEAD, submitted_at: '2024-05-01T12:00:00Z' });
+    async function judge(reviews: object[]) {
+      const { host } = testHost();
+      const scope = reviewPolicy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()))
+        .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
+        .query(true)
+        .reply(200, running())
+        .get(`${REPO_PATH}/pulls/8/reviews`)
+        .query(true)
+        .reply(200, reviews);
+      const facts = await host.readPullRequest(REPO, 8);
+      expect(scope.isDone()).toBe(true);
+      return facts;
+    }
+
+    test('approved, a required check running: waiting for its checks', async () => {
+      expect(await judge([review('writer', 'APPROVED')])).toMatchObject({ mergeability: 'not_mergeable', checksPending: true });
+    });
+
+    test("a reviewer's latest word a request for changes (after an approval of another): a real block", async () => {
+      expect(await judge([review('writer', 'APPROVED'), review('other', 'APPROVED'), review('other', 'CHANGES_REQUESTED')])).not.toHaveProperty('checksPending');
+    });
+
+    test('no approval that counts (none, or only from someone without write access): a real block', async () => {
+      expect(await judge([])).not.toHaveProperty('checksPending');
+      expect(await judge([review('drive-by', 'APPROVED', 'CONTRIBUTOR'), review('writer', 'COMMENTED')])).not.toHaveProperty('checksPending');
+    });
+
+    test('rules the queue cannot judge from REST (code owners, last-push approval): a real block, read no further', async () => {
+      for (const more of [{ require_code_owner_reviews: true }, { require_last_push_approval: true }]) {
+        const { host } = testHost();
+        const scope = reviewPolicy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()), more);
+        expect(await host.readPullRequest(REPO, 8)).not.toHaveProperty('checksPending');
+        expect(scope.isDone()).toBe(true);
+      }
+    });
+
+    test('a ruleset asking for approvals, or with a rule the queue does not judge: the same', async () => {
+      for (const [rule, readsOn] of [
+        [{ type: 'pull_request', parameters: { required_approving_review_count: 2 } }, true],
+        [{ type: 'required_signatures' }, false],
+      ] as const) {
+        const { host } = testHost();
+        let scope = nock(API)
+          .get(`${REPO_PATH}/pulls/8`)
+          .reply(200, blocked())
+          .get(`${REPO_PATH}/branches/master/protection`)
+          .reply(404, { message: 'Branch not protected' })
+          .get(`${REPO_PATH}/rules/branches/master`)
+          .query(true)
+          .reply(200, [{ type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'ci/test' }] } }, rule]);
+        if (readsOn) scope = scope.get(`${REPO_PATH}/commits/${HEAD}/check-runs`).query(true).reply(200, running()).get(`${REPO_PATH}/pulls/8/reviews`).query(true).reply(200, [review('writer', 'APPROVED')]);
+        expect(await host.readPullRequest(REPO, 8)).not.toHaveProperty('checksPending');
+        expect(scope.isDone()).toBe(true);
+      }
+    });
+  });
+
   test('other states read nothing more', async () => {
     const { host } = testHost();
     const scope = nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, pullRequestJson({ number: 8, mergeable: false, mergeable_state: 'dirty' }));

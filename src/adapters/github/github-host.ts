@@ -74,7 +74,7 @@ export class GitHubHost implements GitHost {
     try {
       const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: prNumber });
       const blocked = pr.state === 'open' && pr.mergeable === true && pr.mergeable_state === 'blocked';
-      const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { baseBranch: pr.base.ref, headSha: pr.head.sha }, this.options.log));
+      const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { number: prNumber, baseBranch: pr.base.ref, headSha: pr.head.sha }, this.options.log));
       return toPullRequestFacts(pr, new Date(this.now()), checksPending);
     } catch (error) {
       if (failedWith(error, 404)) return null;

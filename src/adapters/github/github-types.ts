@@ -10,6 +10,7 @@ type Data<T extends { response: { data: unknown } }> = T['response']['data'];
 export type PullRequestData = Data<RestEndpointMethodTypes['pulls']['get']>;
 export type PullRequestCommitData = Data<RestEndpointMethodTypes['pulls']['listCommits']>[number];
 export type PullRequestListItem = Data<RestEndpointMethodTypes['pulls']['list']>[number];
+export type PullRequestReviewData = Data<RestEndpointMethodTypes['pulls']['listReviews']>[number];
 export type RefData = Data<RestEndpointMethodTypes['git']['getRef']>;
 export type GitCommitData = Data<RestEndpointMethodTypes['git']['getCommit']>;
 export type MergeCommitData = Data<RestEndpointMethodTypes['repos']['merge']>;
