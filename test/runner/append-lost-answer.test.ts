@@ -45,6 +45,17 @@ test("a decision written whose answer was lost counts as stored; another writer'
   ]);
 });
 
+test('a write the server answered with an error (a write concern not met) is not taken as stored, even if a copy is found', async () => {
+  const Decisions = storesModel(db.raw.databaseName, 'queue_engine_decisions');
+  const create = Decisions.create.bind(Decisions) as (...args: unknown[]) => Promise<unknown>;
+  jest.spyOn(Decisions, 'create').mockImplementationOnce((async (...args: unknown[]) => {
+    await create(...args);
+    throw Object.assign(new Error('waiting for replication timed out'), { name: 'MongoWriteConcernError', code: 64, writeConcernError: { code: 64, errmsg: 'waiting for replication timed out' } });
+  }) as never);
+  await db.stores.engine.saveSnapshot('wc-error', { version: 0, state: {} as never });
+  await expect(db.stores.engine.append({ queueId: 'wc-error', version: 1, epoch: 3, items: [], actions: [] })).rejects.toThrow('waiting for replication timed out');
+});
+
 test('an insert that failed before writing still fails', async () => {
   const Decisions = storesModel(db.raw.databaseName, 'queue_engine_decisions');
   jest.spyOn(Decisions, 'create').mockRejectedValueOnce(new Error('connection refused') as never);

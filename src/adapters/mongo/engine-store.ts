@@ -2,7 +2,7 @@ import { Types, type Connection } from 'mongoose';
 import type { EngineState } from '../../engine/model.js';
 import type { DecisionCursors, EngineStore, StoredDecision } from '../../ports/engine-store.js';
 import type { InboxItem, RunnerAction, RunnerInput } from '../../runner/runner-model.js';
-import { isDuplicateKeyError } from './errors.js';
+import { isDuplicateKeyError, isServerAnswer } from './errors.js';
 import { GroupedWrites } from './grouped-writes.js';
 import { engineModels } from './models/engine.js';
 
@@ -91,9 +91,13 @@ export function mongoEngineStore(connection: Connection): EngineStore {
         return true;
       } catch (error) {
         if (isDuplicateKeyError(error)) return false;
-        // The write may have been applied and only its answer lost (a reset connection, a time-out): the version's
-        // document says. Ours (this writer's epoch) is stored; another writer's means this one lost the race.
+        // An error the server answered (a write concern not met, a step-down) says the write is not known durable: a
+        // copy found now could be rolled back. Only a lost answer (a reset connection, a time-out) is looked up.
+        if (isServerAnswer(error)) throw error;
+        // The write may have been applied and only its answer lost: the version's document, as a majority holds it,
+        // says. Ours (this writer's epoch) is stored; another writer's means this one lost the race.
         const found = await Decisions.findById(key(decision.queueId, decision.version))
+          .setOptions({ readConcern: { level: 'majority' } })
           .lean<{ epoch: number }>()
           .catch(() => null);
         if (found) return found.epoch === decision.epoch;

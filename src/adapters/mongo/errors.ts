@@ -2,3 +2,14 @@
 export function isDuplicateKeyError(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
 }
+
+/**
+ * The server answered, with an error (a write concern not met, a step-down, a validation): whatever it applied
+ * is not known to be durable. Its errors carry a numeric code or a writeConcernError; a lost connection or a
+ * time-out carries neither.
+ */
+export function isServerAnswer(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, writeConcernError, errorResponse } = error as { code?: unknown; writeConcernError?: unknown; errorResponse?: unknown };
+  return typeof code === 'number' || writeConcernError !== undefined || errorResponse !== undefined;
+}
