@@ -119,9 +119,9 @@ describe("readPullRequest: GitHub's `blocked`, told apart", () => {
       .query(true)
       .reply(200, checks([checkRunJson({ id: 1, name: 'ci/test', status: 'completed', conclusion: 'success' }), checkRunJson({ id: 2, name: 'lint', status: 'completed', conclusion: 'success' })]));
     expect(await host.readPullRequest(REPO, 8)).not.toHaveProperty('checksPending');
-    // No check required at all: nothing else is read.
+    // No check required at all (another service: its rules are its own): nothing else is read.
     const scope = policy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()), false);
-    const facts = await host.readPullRequest(REPO, 8);
+    const facts = await testHost().host.readPullRequest(REPO, 8);
     expect(facts).toMatchObject({ mergeability: 'not_mergeable' });
     expect(facts).not.toHaveProperty('checksPending');
     expect(scope.isDone()).toBe(true);
@@ -139,22 +139,23 @@ describe("readPullRequest: GitHub's `blocked`, told apart", () => {
     }
     const running = () => checks([checkRunJson({ id: 1, name: 'ci/test', status: 'in_progress', conclusion: null })]);
     const review = (login: string, state: string, association = 'MEMBER') => ({ id: 1, user: { login }, state, author_association: association, body: '', commit_id: HEAD, submitted_at: '2024-05-01T12:00:00Z' });
-    async function judge(reviews: object[]) {
+    /** The facts read; the head's checks are read only once the reviews pass (`checksRead`). */
+    async function judge(reviews: object[], checksRead = false) {
       const { host } = testHost();
       const scope = reviewPolicy(nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, blocked()))
-        .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
-        .query(true)
-        .reply(200, running())
         .get(`${REPO_PATH}/pulls/8/reviews`)
         .query(true)
         .reply(200, reviews);
+      const checks = nock(API).get(`${REPO_PATH}/commits/${HEAD}/check-runs`).query(true).reply(200, running());
       const facts = await host.readPullRequest(REPO, 8);
       expect(scope.isDone()).toBe(true);
+      expect(checks.isDone()).toBe(checksRead);
+      nock.cleanAll();
       return facts;
     }
 
     test('approved, a required check running: waiting for its checks', async () => {
-      expect(await judge([review('writer', 'APPROVED')])).toMatchObject({ mergeability: 'not_mergeable', checksPending: true });
+      expect(await judge([review('writer', 'APPROVED')], true)).toMatchObject({ mergeability: 'not_mergeable', checksPending: true });
     });
 
     test("a reviewer's latest word a request for changes (after an approval of another): a real block", async () => {
@@ -164,6 +165,26 @@ describe("readPullRequest: GitHub's `blocked`, told apart", () => {
     test('no approval that counts (none, or only from someone without write access): a real block', async () => {
       expect(await judge([])).not.toHaveProperty('checksPending');
       expect(await judge([review('drive-by', 'APPROVED', 'CONTRIBUTOR'), review('writer', 'COMMENTED')])).not.toHaveProperty('checksPending');
+    });
+
+    test("the branch's rules are read once a minute, not for every blocked PR read", async () => {
+      const { host } = testHost();
+      const policy = reviewPolicy(nock(API));
+      const reads = nock(API)
+        .get(`${REPO_PATH}/pulls/8`)
+        .times(2)
+        .reply(200, blocked())
+        .get(`${REPO_PATH}/pulls/8/reviews`)
+        .query(true)
+        .times(2)
+        .reply(200, [review('writer', 'APPROVED')])
+        .get(`${REPO_PATH}/commits/${HEAD}/check-runs`)
+        .query(true)
+        .times(2)
+        .reply(200, running());
+      for (let i = 0; i < 2; i++) expect(await host.readPullRequest(REPO, 8)).toMatchObject({ checksPending: true });
+      expect(policy.isDone()).toBe(true);
+      expect(reads.isDone()).toBe(true);
     });
 
     test('rules the queue cannot judge from REST (code owners, last-push approval): a real block, read no further', async () => {
@@ -189,7 +210,7 @@ describe("readPullRequest: GitHub's `blocked`, told apart", () => {
           .get(`${REPO_PATH}/rules/branches/master`)
           .query(true)
           .reply(200, [{ type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'ci/test' }] } }, rule]);
-        if (readsOn) scope = scope.get(`${REPO_PATH}/commits/${HEAD}/check-runs`).query(true).reply(200, running()).get(`${REPO_PATH}/pulls/8/reviews`).query(true).reply(200, [review('writer', 'APPROVED')]);
+        if (readsOn) scope = scope.get(`${REPO_PATH}/pulls/8/reviews`).query(true).reply(200, [review('writer', 'APPROVED')]);
         expect(await host.readPullRequest(REPO, 8)).not.toHaveProperty('checksPending');
         expect(scope.isDone()).toBe(true);
       }

@@ -50,16 +50,23 @@ async function reviewsMet(client: GitHubClient, repo: RepoRef, prNumber: number,
  * (required checks and approvals; code owners, last-push approval, resolved
  * conversations, signatures or an unknown ruleset rule answer false), a required
  * check is still waiting, none failed, and the reviews meet the requirement.
- * Costs three to five reads, only for blocked PRs.
+ * Only for blocked PRs: the PR's reviews (when a rule asks for approvals), then
+ * its checks, plus the branch's rules (`policy`: the caller may keep them a while).
  */
-export async function blockedOnlyByPendingChecks(client: GitHubClient, repo: RepoRef, pr: { number: number; baseBranch: string; headSha: string }, log?: GitHubLog): Promise<boolean> {
-  const policy = await readBranchPolicy(client, repo, pr.baseBranch, log);
+export async function blockedOnlyByPendingChecks(
+  client: GitHubClient,
+  repo: RepoRef,
+  pr: { number: number; baseBranch: string; headSha: string },
+  options: { log?: GitHubLog; policy?: () => Promise<BranchPolicy> } = {},
+): Promise<boolean> {
+  const policy = await (options.policy ? options.policy() : readBranchPolicy(client, repo, pr.baseBranch, options.log));
   const reviews = reviewsRequired(policy);
   if (!reviews) return false;
   const names = requiredCheckNames(policy);
   const required = [...new Set([...names.protection, ...names.rulesets])];
   if (required.length === 0) return false;
+  // Reviews first: the usual block of a PR labelled before its approval ends here, without reading its checks.
+  if (reviews.approvals >= 0 && !(await reviewsMet(client, repo, pr.number, reviews.approvals))) return false;
   const { checkRuns, statuses } = await readCommitChecks(client, repo, pr.headSha, required);
-  if (decideChecks(required, checkRuns, statuses).verdict !== 'waiting') return false;
-  return reviews.approvals < 0 || (await reviewsMet(client, repo, pr.number, reviews.approvals));
+  return decideChecks(required, checkRuns, statuses).verdict === 'waiting';
 }

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import type { PullRequestFacts, TestRunRecord } from '../../domain/records.js';
 import { repoKey, type RepoRef } from '../../domain/repo.js';
@@ -6,13 +7,13 @@ import type { QueueStore, TestRunStore } from '../../ports/stores.js';
 import { decideChecks } from './check-outcome.js';
 import { readCommitChecks } from './commit-checks.js';
 import { wantsComment, type FeedbackContext } from './feedback-texts.js';
-import { failedWith, getData, repoParams, type GitHubLog, type OctokitFor } from './github-client.js';
+import { failedWith, getData, repoParams, type GitHubClient, type GitHubLog, type OctokitFor } from './github-client.js';
 import type { PullRequestData } from './github-types.js';
 import { landTestedCommit } from './land-tested-commit.js';
 import { CheckRunIds, publishCheckRun, postEjectionComment } from './pull-request-feedback.js';
 import { toPullRequestFacts } from './pull-request-facts.js';
 import { blockedOnlyByPendingChecks } from './blocked-by-checks.js';
-import { landingRefusal, readBranchPolicy } from './branch-policy.js';
+import { landingRefusal, readBranchPolicy, type BranchPolicy } from './branch-policy.js';
 import { noRequiredStatusesMessage, resolveRequiredStatuses } from './required-statuses.js';
 import { buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
 import { directMergeVerdict, landDirectly } from './direct-merge.js';
@@ -43,6 +44,8 @@ export interface GitHubHostOptions {
 
 /** How soon a test commit whose checks were reported early is looked at again (the runner records it meanwhile). */
 const EARLY_LOOK_MS = 1_000;
+/** How long a branch's protection and rules are taken as read, for telling a blocked PR's block apart. */
+const POLICY_KEPT_MS = 60_000;
 
 /** What one look at a test branch's checks concluded. */
 export type ChecksOutcome = 'no_run' | 'waiting' | 'passed' | 'failed';
@@ -63,6 +66,8 @@ export class GitHubHost implements GitHost {
   private readonly reported = new Set<string>();
   /** Commits whose checks changed before any run was known to test them: a run just built may be one (see startTestRun). */
   private readonly unclaimed = new Set<string>();
+  /** Branch policies read lately, for telling blocks apart (see recentPolicy). */
+  private readonly policies = new LRUCache<string, Promise<BranchPolicy>>({ max: 500, ttl: POLICY_KEPT_MS });
 
   constructor(private readonly options: GitHubHostOptions) {
     this.now = options.now ?? Date.now;
@@ -74,12 +79,28 @@ export class GitHubHost implements GitHost {
     try {
       const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: prNumber });
       const blocked = pr.state === 'open' && pr.mergeable === true && pr.mergeable_state === 'blocked';
-      const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { number: prNumber, baseBranch: pr.base.ref, headSha: pr.head.sha }, this.options.log));
+      const policy = () => this.recentPolicy(client, repo, pr.base.ref);
+      const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { number: prNumber, baseBranch: pr.base.ref, headSha: pr.head.sha }, { log: this.options.log, policy }));
       return toPullRequestFacts(pr, new Date(this.now()), checksPending);
     } catch (error) {
       if (failedWith(error, 404)) return null;
       throw error;
     }
+  }
+
+  /**
+   * A branch's protection and rules as read within the last minute: every blocked PR read again (each check event
+   * naming it, and the slow re-read of waiting PRs) would otherwise read them twice more. Starting a run reads them
+   * afresh (readBranchPolicy), as its landing depends on them.
+   */
+  private recentPolicy(client: GitHubClient, repo: RepoRef, branch: string): Promise<BranchPolicy> {
+    const key = `${repoKey(repo)}\n${branch}`;
+    const known = this.policies.get(key);
+    if (known) return known;
+    const reading = readBranchPolicy(client, repo, branch, this.options.log);
+    this.policies.set(key, reading);
+    reading.catch(() => this.policies.delete(key));
+    return reading;
   }
 
   async readBranchHead(repo: RepoRef, branch: string): Promise<string | null> {
