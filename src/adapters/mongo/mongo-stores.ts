@@ -8,6 +8,7 @@ import { mongoDeliveryStore } from './delivery-store.js';
 import { ensureTargetHeads, mongoImpactedTargetsStore } from './impacted-targets-store.js';
 import { ensureEntryKeys, mongoQueueEntryStore } from './queue-entry-store.js';
 import { mongoQueueStore } from './queue-store.js';
+import { catchUpRuns } from './test-run-catch-up.js';
 import { ensureRecentRuns } from './test-run-recent.js';
 import { mongoTestRunStore } from './test-run-store.js';
 import { ensureTestRunShas } from './test-run-shas.js';
@@ -63,6 +64,8 @@ export async function openMongoStores(options: OpenStoresOptions): Promise<Store
   await ensureTargetHeads(connection);
   await ensureTestRunShas(connection);
   await ensureRecentRuns(connection);
+  // The marks above may be young: replicas of a version without pointers may still be writing runs (test-run-catch-up.ts).
+  await catchUpRuns(connection, new Date());
   await ensureSessionExpiryIndex(connection);
   return stores;
 }

@@ -21,9 +21,10 @@ function isNewer(run: PointedRun, pointer: PrPointer): boolean {
  * every run twice (with its decision, then again in the background when it starts it), and another run of the PR
  * may have been inserted between the two. The read then the write are not atomic, but one runner (the lease
  * holder) inserts a queue's runs, one after another; two first upserts at once (the start-up backfill beside
- * another replica's runner) are retried as updates, as pointShaAt does.
+ * another replica's runner) are retried as updates, as pointShaAt does. Answers how many pointers it moved.
  */
-export async function pointPrsAt(Prs: Prs, queueId: Types.ObjectId, prNumbers: Iterable<number>, run: PointedRun): Promise<void> {
+export async function pointPrsAt(Prs: Prs, queueId: Types.ObjectId, prNumbers: Iterable<number>, run: PointedRun): Promise<number> {
+  let moved = 0;
   for (const prNumber of new Set(prNumbers)) {
     const _id = prKey(queueId, prNumber);
     const pointer = await Prs.findById(_id).lean<PrPointer>();
@@ -33,7 +34,9 @@ export async function pointPrsAt(Prs: Prs, queueId: Types.ObjectId, prNumbers: I
       if (!isDuplicateKeyError(error)) throw error;
       return upsert();
     });
+    moved++;
   }
+  return moved;
 }
 
 /** A deleted queue's pointers (a scan of the pointers, but a queue is rarely deleted). */

@@ -13,8 +13,11 @@ import { pointPrsAt } from './test-run-prs.js';
 export const RECENT_RUNS_WINDOW_MS = 25 * 60 * 60 * 1000;
 /** Pruning keeps an hour more than the window: the replica pruning may have a clock a little ahead of a reader's. */
 const PRUNE_MARGIN_MS = 60 * 60 * 1000;
-/** Marks (in test_run_prs) that every run stored has its PR pointers and the recent runs their copies. */
-const COMPLETE = 'complete';
+/**
+ * Marks (in test_run_prs) that every run stored has its PR pointers and the recent runs their copies; `at` says when
+ * (test-run-catch-up.ts reads it).
+ */
+export const PRS_COMPLETE = 'complete';
 
 type Recent = ReturnType<typeof testRunRecentModel>;
 type Brief = { _id: Types.ObjectId; queueId: Types.ObjectId; status: string; finishedAt: Date | null; createdAt: Date; testedPrNumbers?: number[] };
@@ -89,7 +92,7 @@ export async function ensureRecentRuns(connection: Connection, now = new Date())
   const Runs = testRunModel(connection);
   const Recent = testRunRecentModel(connection);
   const Prs = testRunPrModel(connection);
-  if (await Prs.exists({ _id: COMPLETE })) return 0;
+  if (await Prs.exists({ _id: PRS_COMPLETE })) return 0;
   const runs = await Runs.find({}, { _id: 1, queueId: 1, status: 1, finishedAt: 1, createdAt: 1, testedPrNumbers: 1 }).lean<Brief[]>();
   const kept = keptAt(runs, now);
   for (const run of runs) {
@@ -108,7 +111,8 @@ export async function ensureRecentRuns(connection: Connection, now = new Date())
     }
   }
   for (const { queueId, prNumber, run } of newest.values()) await pointPrsAt(Prs, queueId, [prNumber], run);
-  await Prs.create({ _id: COMPLETE }).catch((error: unknown) => {
+  // A database without runs (a new install) has nothing an older version could leave behind: no catch-up window.
+  await Prs.create({ _id: PRS_COMPLETE, at: runs.length === 0 ? new Date(0) : now }).catch((error: unknown) => {
     if (!isDuplicateKeyError(error)) throw error;
   });
   return kept.size;

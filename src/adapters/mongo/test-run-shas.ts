@@ -9,8 +9,8 @@ export type ShaRun = { queueId: Types.ObjectId; runId: Types.ObjectId };
 export type ShaPointer = { _id: string; runs?: ShaRun[] };
 type Shas = ReturnType<typeof testRunShaModel>;
 
-/** Marks that every run with a test branch sha has its pointer. */
-const COMPLETE = 'complete';
+/** Marks that every run with a test branch sha has its pointer; `at` says when (test-run-catch-up.ts reads it). */
+export const SHAS_COMPLETE = 'complete';
 
 /**
  * Adds runs to a sha's pointer; two first upserts at once: one inserts, the other fails on the duplicate key and
@@ -43,10 +43,10 @@ export async function forgetQueueShas(Shas: Shas, queueId: Types.ObjectId, shas:
 }
 
 /** Runs stored before pointers existed get theirs (once: later starts find the mark and do nothing). */
-export async function ensureTestRunShas(connection: Connection): Promise<number> {
+export async function ensureTestRunShas(connection: Connection, now = new Date()): Promise<number> {
   const Runs = testRunModel(connection);
   const Shas = testRunShaModel(connection);
-  if (await Shas.exists({ _id: COMPLETE })) return 0;
+  if (await Shas.exists({ _id: SHAS_COMPLETE })) return 0;
   // Oldest first, as the store adds them: readers look at the newest first.
   const runs = await Runs.find({ testBranchSha: { $ne: null } }, { _id: 1, queueId: 1, testBranchSha: 1 })
     .sort({ createdAt: 1, _id: 1 })
@@ -59,7 +59,9 @@ export async function ensureTestRunShas(connection: Connection): Promise<number>
     bySha.set(run.testBranchSha, [...(bySha.get(run.testBranchSha) ?? []), { queueId: run.queueId, runId: run._id }]);
   }
   for (const [sha, shaRuns] of bySha) await pointShaAt(Shas, sha, shaRuns);
-  await Shas.create({ _id: COMPLETE }).catch((error: unknown) => {
+  // A database without runs (a new install) has nothing an older version could leave behind: no catch-up window.
+  const fresh = runs.length === 0 && !(await Runs.exists({}));
+  await Shas.create({ _id: SHAS_COMPLETE, at: fresh ? new Date(0) : now }).catch((error: unknown) => {
     if (!isDuplicateKeyError(error)) throw error;
   });
   return pointed;

@@ -8,6 +8,7 @@ import { testRunPrModel } from './models/test-run-pr.js';
 import { testRunRecentModel } from './models/test-run-recent.js';
 import { testRunShaModel } from './models/test-run-sha.js';
 import { parseObjectId } from './object-id.js';
+import { catchUpRuns } from './test-run-catch-up.js';
 import { pointPrsAt, prKey, type PrPointer } from './test-run-prs.js';
 import { copyRun, pruneRecentRuns, recentRunsCover } from './test-run-recent.js';
 import { pointShaAt, type ShaPointer } from './test-run-shas.js';
@@ -151,6 +152,9 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
       return docs.map(toRecord);
     },
     async prune(now) {
+      // While a rolling deploy from a version without pointers and copies may still leave runs without them (a day
+      // after the marks); first, so that a copy it writes of a run finished meanwhile is mended by the pruning.
+      await catchUpRuns(connection, now);
       await pruneRecentRuns(connection, now);
     },
   };
