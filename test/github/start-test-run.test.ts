@@ -326,16 +326,20 @@ describe('startTestRun', () => {
     expect(scope.isDone()).toBe(true);
   });
 
-  test('a head already in the branch (204) leaves the tip where it is, once compare says the build so far holds it', async () => {
-    const { host } = testHost();
-    const scope = freshBuild(noPolicy(nock(API)))
+  /** #2 merged as m1, then GitHub says #3 is in the branch already (204), and compare says how #3 stands to m1. */
+  const secondAlreadyIn = (compare: { status: string; ahead_by: number; behind_by: number }) =>
+    freshBuild(noPolicy(nock(API)))
       .post(`${REPO_PATH}/merges`)
       .reply(201, mergeCommit('m1', [BASE, HEAD2]))
       .post(`${REPO_PATH}/merges`)
       .reply(204)
       .get(`${REPO_PATH}/compare/${HEAD3}...m1`)
       .query(true)
-      .reply(200, { status: 'ahead', ahead_by: 1, behind_by: 0 });
+      .reply(200, compare);
+
+  test('a head already in the branch (204) leaves the tip where it is, once compare says the build so far holds it', async () => {
+    const { host } = testHost();
+    const scope = secondAlreadyIn({ status: 'ahead', ahead_by: 1, behind_by: 0 });
     finishBuild(scope, 'm1');
     expect(await host.startTestRun(request({ requiredStatuses: ['ci/build'] }))).toMatchObject({ ok: true, testBranchSha: 'm1' });
     expect(scope.isDone()).toBe(true);
@@ -359,14 +363,7 @@ describe('startTestRun', () => {
 
     test('a 204 for a head the build so far lacks (the branch moved to a commit holding it)', async () => {
       const { host } = testHost();
-      const scope = freshBuild(noPolicy(nock(API)))
-        .post(`${REPO_PATH}/merges`)
-        .reply(201, mergeCommit('m1', [BASE, HEAD2]))
-        .post(`${REPO_PATH}/merges`)
-        .reply(204)
-        .get(`${REPO_PATH}/compare/${HEAD3}...m1`)
-        .query(true)
-        .reply(200, { status: 'diverged', ahead_by: 1, behind_by: 1 });
+      const scope = secondAlreadyIn({ status: 'diverged', ahead_by: 1, behind_by: 1 });
       await expect(host.startTestRun(request({ requiredStatuses: ['ci/build'] }))).rejects.toBeInstanceOf(StagingMoved);
       expect(scope.isDone()).toBe(true);
     });
