@@ -72,8 +72,9 @@ export class DecisionContext {
     if (!this.before.has(entry.id) && !this.added.has(entry.id)) this.before.set(entry.id, entry.state);
   }
 
-  /** An entry this decision added (admission looks at it). */
+  /** An entry this decision added (admission looks at it). Added again after it concluded in this decision, it is new: what it was before does not count. */
   noteAdded(entryId: string): void {
+    this.before.delete(entryId);
     this.added.add(entryId);
     this.admissionChangedIds.add(entryId);
   }
