@@ -38,6 +38,7 @@ export function toMergeability(pr: Pick<PullRequestJson, 'state' | 'merged' | 'm
 
 /** `checksPending`: GitHub's `blocked` waits only for required checks of the head (see blocked-by-checks). */
 export function toPullRequestFacts(pr: PullRequestJson, readAt: Date, checksPending = false): PullRequestFacts {
+  const mergeability = toMergeability(pr);
   return {
     title: pr.title,
     author: pr.user?.login ?? '',
@@ -46,8 +47,8 @@ export function toPullRequestFacts(pr: PullRequestJson, readAt: Date, checksPend
     open: pr.state === 'open',
     draft: pr.draft ?? false,
     merged: pr.merged ?? false,
-    mergeability: toMergeability(pr),
-    ...(checksPending && toMergeability(pr) === 'not_mergeable' ? { checksPending: true } : {}),
+    mergeability,
+    ...(checksPending && mergeability === 'not_mergeable' ? { checksPending: true } : {}),
     // Only a definite "no" counts (null: GitHub is still working it out).
     ...(pr.state === 'open' && pr.rebaseable === false ? { rebaseable: false } : {}),
     url: pr.html_url,

@@ -2,7 +2,7 @@ import { Types, type Connection } from 'mongoose';
 import type { ImpactedTargetsRecord } from '../../domain/records.js';
 import type { ImpactedTargetsStore } from '../../ports/stores.js';
 import { impactedTargetModels } from './models/impacted-targets.js';
-import { isDuplicateKeyError } from './errors.js';
+import { ignoringDuplicateKey, upsertRetryingDuplicate } from './errors.js';
 import { parseObjectId } from './object-id.js';
 
 /** Keeps each part well under the 16 MiB document limit (BSON adds ~8 bytes per string). */
@@ -31,13 +31,7 @@ async function pointAt(Heads: ReturnType<typeof impactedTargetModels>['heads'], 
     [headKey(queueId, set.prNumber, set.sha), pointer],
     [headKey(queueId, set.prNumber), uploads ? { ...pointer, uploads } : pointer],
   ];
-  await Promise.all(
-    pointers.map(([_id, fields]) =>
-      upsert(_id, fields).catch((error: unknown) => {
-        if (!isDuplicateKeyError(error)) throw error;
-        return upsert(_id, fields);
-      }),
-    ),
+  await Promise.all(pointers.map(([_id, fields]) => upsertRetryingDuplicate(() => upsert(_id, fields))),
   );
 }
 
@@ -48,9 +42,7 @@ export async function ensureTargetHeads(connection: Connection): Promise<number>
   // Oldest first: the newest set of each head is the last one pointed at.
   const sets = await Sets.find({}).sort({ setAt: 1, _id: 1 }).lean<SetDoc[]>();
   for (const set of sets) await pointAt(Heads, set.queueId.toHexString(), set);
-  await Heads.create({ _id: COMPLETE }).catch((error: unknown) => {
-    if (!isDuplicateKeyError(error)) throw error;
-  });
+  await ignoringDuplicateKey(Heads.create({ _id: COMPLETE }));
   return sets.length;
 }
 

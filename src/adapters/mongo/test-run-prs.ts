@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import { isDuplicateKeyError } from './errors.js';
+import { upsertRetryingDuplicate } from './errors.js';
 import { testRunPrModel } from './models/test-run-pr.js';
 
 /** The newest run that tested a PR: see the model. */
@@ -29,11 +29,7 @@ export async function pointPrsAt(Prs: Prs, queueId: Types.ObjectId, prNumbers: I
     const _id = prKey(queueId, prNumber);
     const pointer = await Prs.findById(_id).lean<PrPointer>();
     if (pointer && !isNewer(run, pointer)) continue;
-    const upsert = () => Prs.updateOne({ _id }, { $set: { runId: run._id, createdAt: run.createdAt } }, { upsert: true });
-    await upsert().catch((error: unknown) => {
-      if (!isDuplicateKeyError(error)) throw error;
-      return upsert();
-    });
+    await upsertRetryingDuplicate(() => Prs.updateOne({ _id }, { $set: { runId: run._id, createdAt: run.createdAt } }, { upsert: true }));
     moved++;
   }
   return moved;

@@ -1,5 +1,5 @@
 import type { Connection, Types } from 'mongoose';
-import { isDuplicateKeyError } from './errors.js';
+import { ignoringDuplicateKey } from './errors.js';
 import { testRunModel } from './models/test-run.js';
 import { testRunPrModel } from './models/test-run-pr.js';
 import { testRunRecentModel } from './models/test-run-recent.js';
@@ -29,9 +29,7 @@ export function recentRunsCover(since: Date, now: Date): boolean {
 
 /** Copies a stored run as it is (same _id); a copy already there is kept: the store updates both alike. */
 export async function copyRun(Recent: Recent, doc: object): Promise<void> {
-  await Recent.collection.insertOne(doc as never).catch((error: unknown) => {
-    if (!isDuplicateKeyError(error)) throw error;
-  });
+  await ignoringDuplicateKey(Recent.collection.insertOne(doc as never));
 }
 
 /** The run each queue finished last, by finishedAt then _id, as `latestFinished` sorts. */
@@ -112,8 +110,6 @@ export async function ensureRecentRuns(connection: Connection, now = new Date())
   }
   for (const { queueId, prNumber, run } of newest.values()) await pointPrsAt(Prs, queueId, [prNumber], run);
   // A database without runs (a new install) has nothing an older version could leave behind: no catch-up window.
-  await Prs.create({ _id: PRS_COMPLETE, at: runs.length === 0 ? new Date(0) : now }).catch((error: unknown) => {
-    if (!isDuplicateKeyError(error)) throw error;
-  });
+  await ignoringDuplicateKey(Prs.create({ _id: PRS_COMPLETE, at: runs.length === 0 ? new Date(0) : now }));
   return kept.size;
 }

@@ -1,5 +1,5 @@
 import type { Connection, Types } from 'mongoose';
-import { isDuplicateKeyError } from './errors.js';
+import { ignoringDuplicateKey, upsertRetryingDuplicate } from './errors.js';
 import { testRunModel } from './models/test-run.js';
 import { testRunShaModel } from './models/test-run-sha.js';
 
@@ -19,11 +19,7 @@ export const SHAS_COMPLETE = 'complete';
  * is practically impossible: no two writers add to one pointer at once.
  */
 export async function pointShaAt(Shas: Shas, sha: string, runs: ShaRun[]): Promise<void> {
-  const upsert = () => Shas.updateOne({ _id: sha }, { $addToSet: { runs: { $each: runs } } }, { upsert: true });
-  await upsert().catch((error: unknown) => {
-    if (!isDuplicateKeyError(error)) throw error;
-    return upsert();
-  });
+  await upsertRetryingDuplicate(() => Shas.updateOne({ _id: sha }, { $addToSet: { runs: { $each: runs } } }, { upsert: true }));
 }
 
 /**
@@ -61,8 +57,6 @@ export async function ensureTestRunShas(connection: Connection, now = new Date()
   for (const [sha, shaRuns] of bySha) await pointShaAt(Shas, sha, shaRuns);
   // A database without runs (a new install) has nothing an older version could leave behind: no catch-up window.
   const fresh = runs.length === 0 && !(await Runs.exists({}));
-  await Shas.create({ _id: SHAS_COMPLETE, at: fresh ? new Date(0) : now }).catch((error: unknown) => {
-    if (!isDuplicateKeyError(error)) throw error;
-  });
+  await ignoringDuplicateKey(Shas.create({ _id: SHAS_COMPLETE, at: fresh ? new Date(0) : now }));
   return pointed;
 }
