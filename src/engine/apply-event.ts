@@ -1,6 +1,7 @@
 import { assertNever } from './assert-never.js';
 import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
+import { normalizeBase } from './content.js';
 import type { EngineEntry, EngineEvent } from './model.js';
 import { runOf } from './order.js';
 
@@ -225,9 +226,43 @@ function moveBase(ctx: DecisionContext, sha: string): void {
   pruneKnownBases(ctx);
 }
 
-/** Keeps only the known bases a run or the branch still refers to. */
+/**
+ * Keeps only the known bases a run or the branch still refers to, and folds the heads they all begin with into
+ * their root. A known base lists every head the queue landed since the branch last moved by itself: on a queue
+ * that lands all day that list grew with every landing, and so did each check of a run's validity (a pass over it
+ * per head, in parallel queues) and each snapshot. Which bases are the same content, and which heads one holds
+ * beyond another, is all the engine asks of them, and a prefix every base in use shares changes neither answer:
+ * every head of a base comes after that prefix only once (a landing adds the heads its base lacks), and a run's
+ * heads are never in its own base. The folded root names the old root and the prefix's length and last head, so
+ * a root the branch reaches again by itself is not taken for it.
+ */
 function pruneKnownBases(ctx: DecisionContext): void {
   const { state } = ctx;
   const used = new Set([state.baseSha, ...state.runs.map((r) => r.baseSha)]);
   state.knownBases = Object.fromEntries(Object.entries(state.knownBases).filter(([sha]) => used.has(sha)));
+  if (!state.baseSha) return;
+  const root = normalizeBase(state, state.baseSha).root;
+  // Bases on another root are never valid again (the branch moved by itself since): left as they are.
+  const sharing = [...used].flatMap((sha) => {
+    const base = sha ? normalizeBase(state, sha) : undefined;
+    return base && base.root === root ? [base] : [];
+  });
+  const prefix = commonPrefixLength(sharing.map((b) => b.heads));
+  if (prefix === 0) return;
+  const folded = `${root}+${prefix}:${sharing[0]?.heads[prefix - 1]}`;
+  for (const [sha, base] of Object.entries(state.knownBases)) {
+    if (base.root === root) state.knownBases[sha] = { root: folded, heads: base.heads.slice(prefix) };
+  }
+}
+
+function commonPrefixLength(lists: readonly string[][]): number {
+  const [first, ...rest] = lists;
+  if (!first) return 0;
+  let length = first.length;
+  for (const list of rest) {
+    let i = 0;
+    while (i < length && i < list.length && list[i] === first[i]) i++;
+    length = i;
+  }
+  return length;
 }
