@@ -3,7 +3,7 @@ import type { EmittedEvent, EngineAction, EngineEntry, EngineRun, EngineState } 
 import { authorOutcome, recordAuthorOutcome } from './author-risk.js';
 import { queueOrder, runOf } from './order.js';
 import { withOutcome } from './outcomes.js';
-import { entriesInOrder, entryIndex } from './entry-index.js';
+import { entriesInOrder, entryIndex, withoutEntry } from './entry-index.js';
 
 /** Concluded PRs the queue's break rate is taken over. */
 const RECENT_OUTCOMES_KEPT = 50;
@@ -174,7 +174,7 @@ export class DecisionContext {
       // The run tested this PR with others: they are tested again without it.
       this.dropRun(run, 'rebuilt');
     }
-    this.state.entries = this.state.entries.filter((e) => e !== entry);
+    this.state.entries = withoutEntry(this.state.entries, entry);
     this.progressed = true;
     if (state !== 'CANCELLED') this.state.recentOutcomes = withOutcome(this.state.recentOutcomes, state === 'FAILED' ? 1 : 0, RECENT_OUTCOMES_KEPT);
     const byAuthor = authorOutcome(state, reason);
