@@ -135,8 +135,11 @@ async function showOnPullRequest(ctx: ActionContext, action: Extract<EngineActio
   // An entry the engine still holds is read from its state (a read per status saved); ended ones from the store.
   const pr = ctx.queuedPullRequest?.(action.entryId) ?? (await storedPullRequest(stores, action.entryId));
   if (!pr?.headSha) return;
-  const position = isTerminal(action.state) ? undefined : ctx.positionOf(action.entryId);
-  const eta = isTerminal(action.state) ? undefined : await ctx.estimatedMergeAt?.(action.entryId);
+  // An ended PR, or one not admitted yet (no place in line, no forecast), has neither: not asked, so a status of a PR
+  // just submitted does not cost a forecast of the whole queue.
+  const placed = !isTerminal(action.state) && action.state !== 'NOT_READY';
+  const position = placed ? ctx.positionOf(action.entryId) : undefined;
+  const eta = placed ? await ctx.estimatedMergeAt?.(action.entryId) : undefined;
   // Links and failing checks matter once a run decided something; a waiting PR shows its place. The run the engine
   // named is read by its _id; without one (a status decided before actions named it), the PR's latest run is looked for,
   // a query the local FerretDB answers by reading every test run stored.
