@@ -4,8 +4,20 @@
  * transient, else settles it as a refusal (see runner/host-outage.ts).
  */
 
-/** Whether a host error is worth retrying: no answer at all, a 5xx, a time-out or a rate limit. */
+/**
+ * A race lost on the host: the host answered, but another writer (a replica finishing late) changed what the action
+ * stood on. Trying again wins it, so it is retried like an outage without being one, until it keeps happening.
+ * Host adapters throw their own kinds of it (StagingMoved).
+ */
+export class HostContention extends Error {}
+
+export function isHostContention(error: unknown): boolean {
+  return error instanceof HostContention;
+}
+
+/** Whether a host error is worth retrying: no answer at all, a 5xx, a time-out, a rate limit or a lost race. */
 export function isTransientHostError(error: unknown): boolean {
+  if (isHostContention(error)) return true;
   const status = (error as { status?: unknown } | null)?.status;
   // No HTTP status: the network, a time-out, the database. Nothing was decided.
   if (typeof status !== 'number') return true;

@@ -1,5 +1,5 @@
 import type { ServiceMetrics } from '../observability/service-metrics.js';
-import { isTransientHostError } from '../ports/host-errors.js';
+import { isHostContention, isTransientHostError } from '../ports/host-errors.js';
 import { executeHostAction, settleRefusal, type ActionContext } from './execute-actions.js';
 import type { RunnerLog } from './queue-runner.js';
 import type { RunnerAction, RunnerInput } from './runner-model.js';
@@ -48,6 +48,7 @@ export interface OutageDeps {
  * replica must stop acting.
  */
 export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerAction, tracking: OutageTracking, deps: OutageDeps): Promise<boolean> {
+  let racesLost = 0;
   for (;;) {
     if (!(await deps.mayAct())) return false;
     try {
@@ -59,11 +60,24 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
         await settleRefusal(ctx, action, error);
         return true;
       }
+      // A race lost while the host answers is no outage: retried quietly, unless it keeps being lost.
+      if (isHostContention(error) && tracking.outage === null && ++racesLost <= RACES_LOST_BEFORE_OUTAGE) {
+        deps.metrics?.hostRetries.inc({ action: action.type });
+        deps.log.info({ queueId: tracking.queueId, action: action.type, attempts: racesLost, err: error }, 'another writer moved what the action stood on; retrying with back-off');
+        await deps.sleep(deps.delayMs(racesLost));
+        continue;
+      }
       await failing(tracking, action.type, error, deps);
       await deps.sleep(deps.delayMs(tracking.outage?.attempts ?? 1));
     }
   }
 }
+
+/**
+ * Races lost in a row (another writer moved what the action stood on) retried without an outage: the host answered,
+ * so the queue must not say it is unavailable. Past these something is stuck, and it shows as an outage.
+ */
+export const RACES_LOST_BEFORE_OUTAGE = 3;
 
 async function failing(tracking: OutageTracking, action: string, error: unknown, deps: OutageDeps): Promise<void> {
   const first = tracking.outage === null;

@@ -1,6 +1,7 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeMethod } from '../../domain/queue-config.js';
 import type { TestedHead, TestRunRequest } from '../../ports/git-host.js';
+import { HostContention } from '../../ports/host-errors.js';
 import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { GitCommitData, MergeCommitData, PullRequestCommitData, PullRequestListItem, RefData } from './github-types.js';
 import { parseMergeCommitTitle } from './merge-commit-title.js';
@@ -129,10 +130,10 @@ type Merged = { sha: string; tree: string } | 'contained' | 'conflict';
 /**
  * The staging branch moved under a build: another build used it at the same time (a replica whose lease ran out
  * still finishing its build while the next writer starts its own). What was merged is not what the run names, so
- * nothing is built from it. Thrown as a failure without an HTTP status: the runner retries the start with
- * back-off, and the retry builds again from the run's base.
+ * nothing is built from it. A lost race, not an outage: the runner retries the start with back-off, and the retry
+ * builds again from the run's base.
  */
-export class StagingMoved extends Error {
+export class StagingMoved extends HostContention {
   override name = 'StagingMoved';
 }
 

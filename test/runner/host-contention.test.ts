@@ -1,0 +1,90 @@
+/**
+ * A race lost on the host is not an outage: when another writer moved the staging branch under a build
+ * (StagingMoved), GitHub answered fine. The runner retries it with back-off without telling the engine (nor the
+ * operator) that the host is unavailable, unless it keeps being lost; an ordinary host failure is still an outage
+ * from its first failure. The runner's host step (carryOutThroughOutages), with a host that fails as told.
+ */
+import { StagingMoved } from '../../src/adapters/github/test-branch.js';
+import type { ServiceMetrics } from '../../src/observability/service-metrics.js';
+import type { GitHost } from '../../src/ports/git-host.js';
+import { isTransientHostError } from '../../src/ports/host-errors.js';
+import type { ActionContext } from '../../src/runner/execute-actions.js';
+import { carryOutThroughOutages, RACES_LOST_BEFORE_OUTAGE, type OutageTracking } from '../../src/runner/host-outage.js';
+import type { RunnerInput } from '../../src/runner/runner-model.js';
+
+/** Carries out reading the base's head while the host throws `failures` in turn, then answers. */
+async function carryOut(failures: unknown[]) {
+  const reports: RunnerInput[] = [];
+  const outageGauge: number[] = [];
+  const retries: string[] = [];
+  const warnings: string[] = [];
+  const delays: number[] = [];
+  let calls = 0;
+  const host = {
+    readBranchHead: async () => {
+      const failure = failures[calls++];
+      if (failure !== undefined) throw failure;
+      return 'b1';
+    },
+  } as unknown as GitHost;
+  const ctx = {
+    queue: { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main' },
+    hosts: { forHost: () => host },
+    report: async (input: RunnerInput) => void reports.push(input),
+  } as unknown as ActionContext;
+  const tracking: OutageTracking = { queueId: 'q1', outage: null };
+  const done = await carryOutThroughOutages(ctx, { type: 'read_base_head' }, tracking, {
+    log: { info() {}, warn: (_details, message) => void warnings.push(message), error() {} },
+    metrics: {
+      hostOutage: { set: (_labels: object, value: number) => void outageGauge.push(value) },
+      hostRetries: { inc: ({ action }: { action: string }) => void retries.push(action) },
+    } as unknown as ServiceMetrics,
+    now: () => Date.parse('2024-05-01T12:00:00Z'),
+    delayMs: (attempt) => attempt,
+    sleep: async (ms) => void delays.push(ms),
+    mayAct: async () => true,
+    report: async (input) => void reports.push(input),
+  });
+  const outageReports = reports.filter((r) => r.type === 'host_unavailable' || r.type === 'host_recovered');
+  return { done, calls, reports, outageReports, outageGauge, retries, warnings, delays, tracking };
+}
+
+const moved = () => new StagingMoved('mq-staging/main moved while the run was built');
+
+test('a moved staging branch is a race lost, still retried (transient)', () => {
+  expect(isTransientHostError(moved())).toBe(true);
+});
+
+test('the staging branch moved twice, then the action succeeds: retried with back-off, no outage reported, shown or logged', async () => {
+  const result = await carryOut([moved(), moved()]);
+
+  expect(result.done).toBe(true);
+  expect(result.calls).toBe(3);
+  expect(result.delays).toEqual([1, 2]);
+  expect(result.retries).toEqual(['read_base_head', 'read_base_head']);
+  expect(result.outageReports).toEqual([]);
+  expect(result.outageGauge).toEqual([]);
+  expect(result.warnings).toEqual([]);
+  expect(result.tracking.outage).toBeNull();
+  expect(result.reports).toEqual([{ type: 'base_moved', sha: 'b1' }]);
+});
+
+test('the staging branch keeps moving past the races allowed: an outage, reported once, then its recovery', async () => {
+  const result = await carryOut(Array.from({ length: RACES_LOST_BEFORE_OUTAGE + 2 }, moved));
+
+  expect(result.done).toBe(true);
+  expect(result.calls).toBe(RACES_LOST_BEFORE_OUTAGE + 3);
+  expect(result.outageReports).toEqual([{ type: 'host_unavailable', message: expect.stringMatching(/^read_base_head: .*moved/) }, { type: 'host_recovered' }]);
+  expect(result.outageGauge).toEqual([1, 1, 0]);
+  expect(result.warnings[0]).toMatch(/repository host is failing/);
+  expect(result.tracking.outage).toBeNull();
+});
+
+test('an ordinary host failure is an outage from its first failure', async () => {
+  const result = await carryOut([Object.assign(new Error('Bad Gateway'), { status: 502 })]);
+
+  expect(result.done).toBe(true);
+  expect(result.outageReports).toEqual([{ type: 'host_unavailable', message: 'read_base_head: 502: Bad Gateway' }, { type: 'host_recovered' }]);
+  expect(result.outageGauge).toEqual([1, 0]);
+  expect(result.warnings).toHaveLength(1);
+});
