@@ -1,6 +1,7 @@
 import { tuningOf } from '../engine/tuning.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun, type EngineState } from '../engine/model.js';
-import { queueOrder } from '../engine/order.js';
+import { isQueued, queueOrder } from '../engine/order.js';
+import { entryIndex } from '../engine/entry-index.js';
 import { DEFAULT_CI_HISTORY, type CiHistory } from './ci-history.js';
 import { Lanes, type LaneMark } from './lanes.js';
 
@@ -42,7 +43,13 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
   const failureRate = Number.isFinite(history.failureRate) ? Math.min(1, Math.max(0, history.failureRate)) : DEFAULT_CI_HISTORY.failureRate;
   const concurrency = Math.max(1, config.concurrency);
   const single = (state.switchingToMode ?? config.mode) === 'single';
-  const queued = new Map(order.map((e) => [e.id, e]));
+  // The engine's own index of the entries (kept across decisions), not a Map of the order built here: at 4,500 PRs
+  // that build was a quarter of the forecast's time. In the order means admitted (queueOrder leaves NOT_READY out).
+  const entries = entryIndex(state.entries);
+  const queuedEntry = (id: string) => {
+    const entry = entries.get(id);
+    return entry && isQueued(entry) ? entry : undefined;
+  };
 
   const runOfEntry = new Map<string, EngineRun>();
   const failedIds = new Set<string>();
@@ -136,7 +143,7 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
       closeBatchesOf(entry);
       if (placedRuns.has(run)) continue;
       placedRuns.add(run);
-      const unit = run.unit.map((h) => queued.get(h.entryId)).filter((e): e is EngineEntry => e !== undefined && !mergesNow.has(e.id));
+      const unit = run.unit.map((h) => queuedEntry(h.entryId)).filter((e): e is EngineEntry => e !== undefined && !mergesNow.has(e.id));
       if (run.status === 'running') place(unit, finishOf(run), failureRate, failureRate);
       else if (run.status === 'passed') place(unit, now, 0, 0);
       // Failed, not yet decided: if it merges at all, a run behind or a retest proves it.
