@@ -233,8 +233,7 @@ function moveBase(ctx: DecisionContext, sha: string): void {
  * per head, in parallel queues) and each snapshot. Which bases are the same content, and which heads one holds
  * beyond another, is all the engine asks of them, and a prefix every base in use shares changes neither answer:
  * every head of a base comes after that prefix only once (a landing adds the heads its base lacks), and a run's
- * heads are never in its own base. The folded root names the old root and the prefix's length and last head, so
- * a root the branch reaches again by itself is not taken for it.
+ * heads are never in its own base.
  */
 function pruneKnownBases(ctx: DecisionContext): void {
   const { state } = ctx;
@@ -249,10 +248,21 @@ function pruneKnownBases(ctx: DecisionContext): void {
   });
   const prefix = commonPrefixLength(sharing.map((b) => b.heads));
   if (prefix === 0) return;
-  const folded = `${root}+${prefix}:${sharing[0]?.heads[prefix - 1]}`;
+  const folded = foldedRoot(root, sharing[0]?.heads.slice(0, prefix) ?? []);
   for (const [sha, base] of Object.entries(state.knownBases)) {
     if (base.root === root) state.knownBases[sha] = { root: folded, heads: base.heads.slice(prefix) };
   }
+}
+
+/**
+ * The root of a branch head R with k heads landed on it, as `R+k:<the last of them>`: a root the branch reaches
+ * again by itself is not taken for it, and folding a folded root again keeps it as short (R and the count carry).
+ */
+function foldedRoot(root: string, heads: readonly string[]): string {
+  const plus = root.indexOf('+');
+  const sha = plus < 0 ? root : root.slice(0, plus);
+  const landedBefore = plus < 0 ? 0 : Number.parseInt(root.slice(plus + 1), 10);
+  return `${sha}+${landedBefore + heads.length}:${heads.at(-1)}`;
 }
 
 function commonPrefixLength(lists: readonly string[][]): number {

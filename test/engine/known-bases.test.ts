@@ -10,6 +10,7 @@ import { facts, queueDriver } from './support/queue-driver.js';
 type Driver = ReturnType<typeof queueDriver>;
 
 const longestKnownBase = (q: Driver) => Math.max(0, ...Object.values(q.state.knownBases).map((b) => b.heads.length));
+const longestRoot = (q: Driver) => Math.max(0, ...Object.values(q.state.knownBases).map((b) => b.root.length));
 const runHolding = (q: Driver, entryId: string) => q.state.runs.find((r) => r.unit.some((h) => h.entryId === entryId)) as EngineRun;
 const merges = (actions: EngineAction[]) => actions.flatMap((a) => (a.type === 'merge' ? [a] : []));
 
@@ -34,8 +35,9 @@ test.each(['single', 'parallel'] as const)('a %s queue landing 120 PRs one after
   for (let n = 1; n <= 120; n++) submitWith(q, n, ['//api']);
   for (let n = 1; n <= 120; n++) land(q, `e${n}`, 1000 + n);
   expect(q.state.entries).toHaveLength(0);
-  // Without the fold the branch's known base lists all 120 landings.
+  // Without the fold the branch's known base lists all 120 landings; folded again and again, the root stays short.
   expect(longestKnownBase(q)).toBeLessThanOrEqual(2);
+  expect(longestRoot(q)).toBeLessThan(40);
 });
 
 test('a parallel lane\'s run outlives landings of another lane, stays valid, and lands untested again', () => {
