@@ -1,3 +1,4 @@
+import type { TestRunRecord } from '../domain/records.js';
 import type { InboxItem, RunnerAction } from './runner-model.js';
 import { recordRunCancelled, recordRunStart, type ActionContext } from './execute-actions.js';
 import { outgoingEvents } from './webhook-events.js';
@@ -11,8 +12,9 @@ export const KEYS_PER_DECISION = 100_000;
  * results, outgoing events, wake-ups. Every write is keyed by (version, index), so
  * applying a decision twice (after a crash) changes nothing the second time.
  */
-export async function recordDecision(ctx: ActionContext, version: number, actions: RunnerAction[]): Promise<void> {
+export async function recordDecision(ctx: ActionContext, version: number, actions: RunnerAction[]): Promise<RecordedDecision> {
   const { stores } = ctx;
+  const finishedRuns: TestRunRecord[] = [];
   // One look per decision at whether anyone subscribed (events nobody receives are not built), made while
   // the state changes before the first event are written.
   const subscribed = ctx.outbox && actions.some((a) => a.type === 'emit') ? (ctx.outbox.hasSubscribers?.(ctx.queue.repo) ?? Promise.resolve(true)) : Promise.resolve(false);
@@ -65,12 +67,14 @@ export async function recordDecision(ctx: ActionContext, version: number, action
       case 'record_test_result': {
         const run = await stores.testRuns.findById(ctx.queue.id, action.testRunId);
         if (!run || run.status !== 'in_progress') break; // Cancelled meanwhile, or recorded already.
-        await stores.testRuns.update(run.id, {
-          status: action.passed ? 'succeeded' : 'failed',
+        const result = {
+          status: action.passed ? ('succeeded' as const) : ('failed' as const),
           finishedAt: new Date(action.at),
           checkRuns: action.checkRuns,
           failureStatuses: action.failedChecks,
-        });
+        };
+        await stores.testRuns.update(run.id, result);
+        finishedRuns.push({ ...run, ...result });
         break;
       }
       case 'start_run':
@@ -91,6 +95,12 @@ export async function recordDecision(ctx: ActionContext, version: number, action
     }
   }
   await writeTransitions();
+  return { finishedRuns };
+}
+
+/** What recording a decision did that its writer keeps in memory: the test runs whose results it recorded. */
+export interface RecordedDecision {
+  finishedRuns: TestRunRecord[];
 }
 
 /**
