@@ -77,9 +77,9 @@ export function composeQueueServices(options: {
   const stores = options.stores;
   const maintenance = new Maintenance(
     [
-      { name: 'refresh facts of waiting PRs', run: async () => refreshWaitingFacts(stores, events, await stores.engine.queueIds()) },
+      { name: 'refresh facts of waiting PRs', run: async () => refreshWaitingFacts(stores, events, (queueId) => runner.waitingPullRequests(queueId), await stores.engine.queueIds()) },
       // Push webhooks can be lost, and GitHub never redelivers: the head of every busy queue's branch is read now and then.
-      { name: 'read target branch heads', everyMs: BASE_HEAD_READ_MS, run: async () => readBaseHeads(stores, runner, await stores.engine.queueIds()) },
+      { name: 'read target branch heads', everyMs: BASE_HEAD_READ_MS, run: async () => readBaseHeads(runner, (queueId) => runner.enqueuedCount(queueId), await stores.engine.queueIds()) },
       { name: 'forget old webhook deliveries', run: () => stores.deliveries.prune(new Date(Date.now() - DELIVERY_MEMORY_MS)) },
       { name: 'prune recent test runs', everyMs: TEST_RUN_PRUNE_MS, run: () => stores.testRuns.prune(new Date()) },
       ...(options.maintenanceTasks ?? []),

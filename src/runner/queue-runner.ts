@@ -19,6 +19,7 @@ import { initialEngineState } from '../engine/initial-state.js';
 import { entryIndex } from '../engine/entry-index.js';
 import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
 import { StateElsewhere } from './state-elsewhere.js';
+import type { WaitingPullRequest } from './refresh-waiting-facts.js';
 
 /** The little of a logger the runner needs (pino fits). */
 export interface RunnerLog {
@@ -313,6 +314,24 @@ export class QueueRunner {
       if (Date.now() > deadline) throw new Error(`queue ${queueId} did not settle in ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
+  }
+
+  /**
+   * The NOT_READY PRs of a queue this replica writes, from its state in memory, with the mergeability the engine
+   * was told; null when this replica is not the queue's writer (the writer's replica looks at them).
+   */
+  waitingPullRequests(queueId: string): WaitingPullRequest[] | null {
+    const worker = this.workers.get(queueId);
+    if (!worker || !this.leaseValid(worker)) return null;
+    return worker.state.entries.flatMap((entry) =>
+      entry.state === 'NOT_READY' ? [{ entryId: entry.id, prNumber: entry.prNumber, mergeability: entry.facts?.mergeability ?? null }] : [],
+    );
+  }
+
+  /** How many PRs a queue this replica writes holds, from its state in memory; null when this replica is not its writer. */
+  enqueuedCount(queueId: string): number | null {
+    const worker = this.workers.get(queueId);
+    return worker && this.leaseValid(worker) ? worker.state.entries.length : null;
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { HostMergeability } from '../domain/records.js';
 import type { HostEvents } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { QueueRunner } from './queue-runner.js';
@@ -5,27 +6,47 @@ import type { QueueRunner } from './queue-runner.js';
 /** How stale a "not mergeable" verdict may get before it is read again (an event that would clear it can be lost). */
 export const NOT_MERGEABLE_REREAD_MS = 5 * 60_000;
 
+/** A queue's NOT_READY PRs as its writer holds them: the mergeability the host last gave, if any. */
+export interface WaitingPullRequest {
+  entryId: string;
+  prNumber: number;
+  mergeability: HostMergeability | null;
+}
+
 /**
  * Hosts compute some facts lazily (GitHub answers `mergeable: null` while it
  * works it out) or may have been unreachable when a PR was submitted: PRs
  * waiting in NOT_READY for such a fact are read again, as if they had changed.
  * A PR the host calls not mergeable is read again slowly: what clears it (a
  * resolved review thread, a fork's checks) does not always send us an event.
+ *
+ * The waiting PRs come from the queue's writer (`waitingOf`, its state in memory; null when another replica
+ * writes the queue, and refreshes it): a query of the entries by queue and state, every 15 seconds for every
+ * queue, is a pass over every entry stored on the local FerretDB (3 s a queue with 24,000 entries stored). Only
+ * a "not mergeable" verdict's age is read, from that entry by _id.
  */
-export async function refreshWaitingFacts(stores: Stores, events: HostEvents, queueIds: string[], now: number = Date.now()): Promise<number> {
+export async function refreshWaitingFacts(
+  stores: Stores,
+  events: HostEvents,
+  waitingOf: (queueId: string) => WaitingPullRequest[] | null,
+  queueIds: string[],
+  now: number = Date.now(),
+): Promise<number> {
   let refreshed = 0;
   for (const queueId of queueIds) {
+    const waiting = waitingOf(queueId);
+    if (!waiting || waiting.length === 0) continue;
     const queue = await stores.queues.findById(queueId);
     if (!queue) continue;
-    // Only the NOT_READY ones: the rest of a long queue is not read every round.
-    for (const entry of await stores.entries.page({ queueId, states: ['NOT_READY'], take: 1_000 })) {
+    for (const pr of waiting) {
       // Facts the host has not settled, every round; a verdict of not mergeable, only once it is old.
-      const facts = entry.facts;
-      const unsettled = !facts || facts.mergeability === 'in_progress' || facts.mergeability === 'unspecified';
-      const staleVerdict = facts?.mergeability === 'not_mergeable' && now - facts.readAt.getTime() >= NOT_MERGEABLE_REREAD_MS;
-      const waiting = unsettled || staleVerdict;
-      if (!waiting) continue;
-      await events.pullRequestChanged(queue.repo, entry.prNumber);
+      const unsettled = pr.mergeability === null || pr.mergeability === 'in_progress' || pr.mergeability === 'unspecified';
+      if (!unsettled && pr.mergeability !== 'not_mergeable') continue;
+      if (!unsettled) {
+        const readAt = (await stores.entries.findById(pr.entryId))?.facts?.readAt.getTime();
+        if (readAt !== undefined && now - readAt < NOT_MERGEABLE_REREAD_MS) continue;
+      }
+      await events.pullRequestChanged(queue.repo, pr.prNumber);
       refreshed++;
     }
   }
@@ -34,12 +55,13 @@ export async function refreshWaitingFacts(stores: Stores, events: HostEvents, qu
 
 /**
  * Asks the runner of every queue with PRs in it to read its branch's head again.
- * Push webhooks are how it usually learns; this catches one GitHub lost.
+ * Push webhooks are how it usually learns; this catches one GitHub lost. Whether a queue holds PRs comes from its
+ * writer's memory too (`enqueuedOf`; null on another replica, whose own round asks), not a count of the entries.
  */
-export async function readBaseHeads(stores: Stores, runner: Pick<QueueRunner, 'record'>, queueIds: string[]): Promise<number> {
+export async function readBaseHeads(runner: Pick<QueueRunner, 'record'>, enqueuedOf: (queueId: string) => number | null, queueIds: string[]): Promise<number> {
   let asked = 0;
   for (const queueId of queueIds) {
-    if ((await stores.entries.countEnqueued(queueId)) === 0) continue;
+    if (!enqueuedOf(queueId)) continue;
     await runner.record(queueId, { type: 'base_head_changed' });
     asked++;
   }

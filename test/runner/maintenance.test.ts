@@ -1,5 +1,5 @@
 import { Maintenance } from '../../src/runner/maintenance.js';
-import { NOT_MERGEABLE_REREAD_MS, refreshWaitingFacts } from '../../src/runner/refresh-waiting-facts.js';
+import { NOT_MERGEABLE_REREAD_MS, refreshWaitingFacts, type WaitingPullRequest } from '../../src/runner/refresh-waiting-facts.js';
 import type { PullRequestFacts, QueueEntryRecord } from '../../src/domain/records.js';
 import type { Stores } from '../../src/ports/stores.js';
 
@@ -36,19 +36,33 @@ const facts = (mergeability: PullRequestFacts['mergeability'], readAt: number): 
 
 test('NOT_READY PRs are read again: unsettled facts every round, a "not mergeable" verdict only once it is old', async () => {
   const now = 10 * NOT_MERGEABLE_REREAD_MS;
-  const entries = [
-    { prNumber: 1, facts: facts('in_progress', now) },
-    { prNumber: 2, facts: facts('not_mergeable', now - 1_000) },
-    { prNumber: 3, facts: facts('not_mergeable', now - NOT_MERGEABLE_REREAD_MS) },
-    { prNumber: 4, facts: null },
-    { prNumber: 5, facts: facts('mergeable', 0) },
-  ] as unknown as QueueEntryRecord[];
+  // As the queue's writer holds them, and the stored facts of the two "not mergeable" ones (read only for their age).
+  const waiting: WaitingPullRequest[] = [
+    { entryId: 'e1', prNumber: 1, mergeability: 'in_progress' },
+    { entryId: 'e2', prNumber: 2, mergeability: 'not_mergeable' },
+    { entryId: 'e3', prNumber: 3, mergeability: 'not_mergeable' },
+    { entryId: 'e4', prNumber: 4, mergeability: null },
+    { entryId: 'e5', prNumber: 5, mergeability: 'mergeable' },
+  ];
+  const stored = new Map([
+    ['e2', { facts: facts('not_mergeable', now - 1_000) }],
+    ['e3', { facts: facts('not_mergeable', now - NOT_MERGEABLE_REREAD_MS) }],
+  ]);
+  const readById: string[] = [];
   const stores = {
     queues: { findById: async () => ({ id: 'q', repo: { host: 'github.com', owner: 'o', name: 'r' } }) },
-    entries: { page: async () => entries },
+    entries: {
+      findById: async (id: string) => (readById.push(id), (stored.get(id) ?? null) as QueueEntryRecord | null),
+      page: async () => {
+        throw new Error('the entries are not queried: the writer holds them');
+      },
+    },
   } as unknown as Stores;
   const read: number[] = [];
-  const count = await refreshWaitingFacts(stores, { pullRequestChanged: async (_repo, n) => void read.push(n), testRunFinished: async () => undefined, branchMoved: async () => undefined, hostAccess: async () => undefined }, ['q'], now);
+  const events = { pullRequestChanged: async (_repo: unknown, n: number) => void read.push(n), testRunFinished: async () => undefined, branchMoved: async () => undefined, hostAccess: async () => undefined };
+  // Queue q is written here; queue elsewhere by another replica, which refreshes it.
+  const count = await refreshWaitingFacts(stores, events, (queueId) => (queueId === 'q' ? waiting : null), ['q', 'elsewhere'], now);
   expect(read).toEqual([1, 3, 4]);
   expect(count).toBe(3);
+  expect(readById).toEqual(['e2', 'e3']);
 });
