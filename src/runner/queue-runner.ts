@@ -642,6 +642,9 @@ export class QueueRunner {
       try {
         // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
         // (a reload acknowledges what the log holds, and records it again, if either fails).
+        // A history read that overlaps the recording of a run's result may or may not find it: not kept (else the
+        // run could be counted twice, read and then added).
+        if (decided.actions.some((a) => a.type === 'record_test_result' || (a.type === 'cancel_run' && a.timedOut))) worker.ciHistoryStaled++;
         const [, recorded] = await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
         // A finished run, now recorded, changes the CI history the forecast rests on (added once recorded: a read
         // made meanwhile would not have it yet).
@@ -717,6 +720,9 @@ export class QueueRunner {
       queued: null,
       ciHistoryStaled: 0,
     };
+    // An outage a previous writer reported is this writer's until a host action succeeds and says it ended: started
+    // afresh, the engine would wait for a recovery nobody reports (it starts and merges nothing meanwhile).
+    if (worker.state.hostOutage) worker.outage = { since: worker.state.hostOutage.since, attempts: 1 };
     // Decisions not acted on yet; those before the snapshot (its compaction keeps them) only from the log.
     worker.unacted =
       loaded && cursors.actedThrough < loaded.snapshot.version
