@@ -212,13 +212,19 @@ export async function recordRunStart(ctx: ActionContext, run: EngineRun): Promis
 }
 
 /** A cancelled run's record says so with the decision; the host hears of it in the background. */
-export async function recordRunCancelled(ctx: ActionContext, engineRunId: string, timedOut = false): Promise<void> {
+/** Records a run's end without a result; a run that timed out ends failed, and is returned as recorded. */
+export async function recordRunCancelled(ctx: ActionContext, engineRunId: string, timedOut = false): Promise<TestRunRecord | null> {
   const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, engineRunId);
-  if (record?.status !== 'in_progress') return;
+  if (record?.status !== 'in_progress') return null;
   const finishedAt = new Date(ctx.now());
-  if (!timedOut) return ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt });
+  if (!timedOut) {
+    await ctx.stores.testRuns.update(record.id, { status: 'cancelled', finishedAt });
+    return null;
+  }
   // Timed out: its required checks never all reported (results are recorded only when they decide a run).
-  await ctx.stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: record.requiredStatuses.map((name) => `${TIMED_OUT_PREFIX}${name}`) });
+  const failed = { status: 'failed' as const, finishedAt, failureStatuses: record.requiredStatuses.map((name) => `${TIMED_OUT_PREFIX}${name}`) };
+  await ctx.stores.testRuns.update(record.id, failed);
+  return { ...record, ...failed };
 }
 
 async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {

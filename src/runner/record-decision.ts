@@ -80,9 +80,11 @@ export async function recordDecision(ctx: ActionContext, version: number, action
       case 'start_run':
         await recordRunStart(ctx, action.run);
         break;
-      case 'cancel_run':
-        await recordRunCancelled(ctx, action.runId, action.timedOut ?? false);
+      case 'cancel_run': {
+        const timedOut = await recordRunCancelled(ctx, action.runId, action.timedOut ?? false);
+        if (timedOut) finishedRuns.push(timedOut);
         break;
+      }
       case 'emit':
         ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
         if (ctx.outbox && (await subscribed)) for (const event of await outgoingEvents(stores, ctx.queue, action.event, new Date(ctx.now()))) await ctx.outbox.publish(event);
@@ -98,7 +100,7 @@ export async function recordDecision(ctx: ActionContext, version: number, action
   return { finishedRuns };
 }
 
-/** What recording a decision did that its writer keeps in memory: the test runs whose results it recorded. */
+/** What recording a decision did that its writer keeps in memory: the test runs whose results it recorded (timed out ones included). */
 export interface RecordedDecision {
   finishedRuns: TestRunRecord[];
 }

@@ -7,6 +7,7 @@
  */
 import type { TestRunRecord } from '../../src/domain/records.js';
 import { gitHostRegistry } from '../../src/ports/git-host.js';
+import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
 import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
@@ -93,5 +94,35 @@ test('a run whose result the writer records joins the CI history without a read;
   clock.now += 10 * 60_000 + 1_000;
   expect((await runner.mergeForecast(queueId)).samples).toBe(1);
   expect(reads).toBe(readsBefore + 1);
+  await runner.stop();
+});
+
+test('a run that timed out joins the CI history as a failure, without a read', async () => {
+  const at = new Date();
+  const queueId = (await insertQueue(db.stores, 'forecast-timeout', { at, config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], testingTimeoutMinutes: 5 } })).id;
+  const { submitted } = await claimEntry(db.stores, queueId, 1, { at });
+  let reads = 0;
+  const testRuns = {
+    ...db.stores.testRuns,
+    async listFinishedSince(id: string, since: Date): Promise<TestRunRecord[]> {
+      reads++;
+      return db.stores.testRuns.listFinishedSince(id, since);
+    },
+  };
+  const clock = { now: at.getTime() };
+  const runner = new QueueRunner({ stores: { ...db.stores, testRuns }, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner: 'A', pollMs: 60_000, now: () => clock.now });
+  await runner.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
+  await runner.dispatch(queueId, submitted);
+  await runner.settled(queueId);
+  expect((await runner.mergeForecast(queueId)).samples).toBe(0);
+  const readsBefore = reads;
+
+  clock.now += 6 * 60_000; // Past the queue's five-minute test time-out.
+  await runner.dispatch(queueId, { type: 'tick' });
+  await runner.settled(queueId);
+  const forecast = await runner.mergeForecast(queueId);
+  expect(forecast.samples).toBe(1);
+  expect(forecast.history.failureRate).toBeGreaterThan(0.1);
+  expect(reads).toBe(readsBefore);
   await runner.stop();
 });
