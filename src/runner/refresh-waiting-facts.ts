@@ -6,6 +6,8 @@ import type { QueueRunner } from './queue-runner.js';
 /** How stale a "not mergeable" verdict may get before it is read again (an event that would clear it can be lost). */
 export const NOT_MERGEABLE_REREAD_MS = 5 * 60_000;
 
+const MAX_READ_PER_ROUND = 1_000;
+
 /** A queue's NOT_READY PRs as its writer holds them: the mergeability the host last gave, if any. */
 export interface WaitingPullRequest {
   entryId: string;
@@ -38,7 +40,8 @@ export async function refreshWaitingFacts(
     if (!waiting || waiting.length === 0) continue;
     const queue = await stores.queues.findById(queueId);
     if (!queue) continue;
-    for (const pr of waiting) {
+    // At most a thousand a queue each round, as before (each read costs the host a request).
+    for (const pr of waiting.slice(0, MAX_READ_PER_ROUND)) {
       // Facts the host has not settled, every round; a verdict of not mergeable, only once it is old.
       const unsettled = pr.mergeability === null || pr.mergeability === 'in_progress' || pr.mergeability === 'unspecified';
       if (!unsettled && pr.mergeability !== 'not_mergeable') continue;
