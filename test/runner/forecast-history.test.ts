@@ -58,54 +58,16 @@ test('a history read under way while a finished run is recorded is not kept: the
   await runner.stop();
 });
 
-test('a run whose result the writer records joins the CI history without a read; the history is read again after ten minutes', async () => {
+/** A runner whose queue tests PR 1 (its clock moved by hand), counting the CI-history reads it makes. */
+async function testingWithCountedReads(name: string, testingTimeoutMinutes = 60) {
   const at = new Date();
-  const queueId = (await insertQueue(db.stores, 'forecast-added', { at })).id;
+  const queueId = (await insertQueue(db.stores, name, { at, config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], testingTimeoutMinutes } })).id;
   const { submitted } = await claimEntry(db.stores, queueId, 1, { at });
-  let reads = 0;
+  const counted = { reads: 0 };
   const testRuns = {
     ...db.stores.testRuns,
     async listFinishedSince(id: string, since: Date): Promise<TestRunRecord[]> {
-      reads++;
-      return db.stores.testRuns.listFinishedSince(id, since);
-    },
-  };
-  const clock = { now: Date.now() };
-  const runner = new QueueRunner({ stores: { ...db.stores, testRuns }, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner: 'A', pollMs: 60_000, now: () => clock.now });
-  await runner.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
-  await runner.dispatch(queueId, submitted);
-  await runner.settled(queueId);
-  const [run] = (await runner.engineState(queueId))?.runs ?? [];
-  const record = run ? await db.stores.testRuns.findByEngineRunId(queueId, run.id) : null;
-  if (!run || !record) throw new Error('no run started');
-  expect((await runner.mergeForecast(queueId)).samples).toBe(0);
-  const readsBefore = reads;
-
-  clock.now += 3 * 60_000; // A run of three minutes.
-  await runner.dispatch(queueId, { type: 'test_run_reported', testRunId: record.id, engineRunId: run.id, passed: false, checkRuns: [], failedChecks: ['ci'] });
-  await runner.settled(queueId);
-  const forecast = await runner.mergeForecast(queueId);
-  expect(forecast.samples).toBe(1);
-  expect(forecast.history.ciDurationMs).toBe(3 * 60_000);
-  expect(forecast.history.failureRate).toBeGreaterThan(0.1); // One failure of one, shrunk toward the prior of 0.1.
-  expect(reads).toBe(readsBefore);
-
-  // Ten minutes on, the history is read again, and holds the same run.
-  clock.now += 10 * 60_000 + 1_000;
-  expect((await runner.mergeForecast(queueId)).samples).toBe(1);
-  expect(reads).toBe(readsBefore + 1);
-  await runner.stop();
-});
-
-test('a run that timed out joins the CI history as a failure, without a read', async () => {
-  const at = new Date();
-  const queueId = (await insertQueue(db.stores, 'forecast-timeout', { at, config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], testingTimeoutMinutes: 5 } })).id;
-  const { submitted } = await claimEntry(db.stores, queueId, 1, { at });
-  let reads = 0;
-  const testRuns = {
-    ...db.stores.testRuns,
-    async listFinishedSince(id: string, since: Date): Promise<TestRunRecord[]> {
-      reads++;
+      counted.reads++;
       return db.stores.testRuns.listFinishedSince(id, since);
     },
   };
@@ -114,8 +76,36 @@ test('a run that timed out joins the CI history as a failure, without a read', a
   await runner.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
   await runner.dispatch(queueId, submitted);
   await runner.settled(queueId);
+  const [run] = (await runner.engineState(queueId))?.runs ?? [];
+  const record = run ? await db.stores.testRuns.findByEngineRunId(queueId, run.id) : null;
+  if (!run || !record) throw new Error('no run started');
   expect((await runner.mergeForecast(queueId)).samples).toBe(0);
-  const readsBefore = reads;
+  return { queueId, runner, clock, counted, run, record };
+}
+
+test('a run whose result the writer records joins the CI history without a read; the history is read again after ten minutes', async () => {
+  const { queueId, runner, clock, counted, run, record } = await testingWithCountedReads('forecast-added');
+  const readsBefore = counted.reads;
+
+  clock.now += 3 * 60_000; // A run of three minutes.
+  await runner.dispatch(queueId, { type: 'test_run_reported', testRunId: record.id, engineRunId: run.id, passed: false, checkRuns: [], failedChecks: ['ci'] });
+  await runner.settled(queueId);
+  const forecast = await runner.mergeForecast(queueId);
+  expect(forecast.samples).toBe(1);
+  expect(forecast.history.ciDurationMs).toBe(3 * 60_000);
+  expect(forecast.history.failureRate).toBeGreaterThan(0.1); // One failure of one, shrunk toward the prior of 0.1.
+  expect(counted.reads).toBe(readsBefore);
+
+  // Ten minutes on, the history is read again, and holds the same run.
+  clock.now += 10 * 60_000 + 1_000;
+  expect((await runner.mergeForecast(queueId)).samples).toBe(1);
+  expect(counted.reads).toBe(readsBefore + 1);
+  await runner.stop();
+});
+
+test('a run that timed out joins the CI history as a failure, without a read', async () => {
+  const { queueId, runner, clock, counted } = await testingWithCountedReads('forecast-timeout', 5);
+  const readsBefore = counted.reads;
 
   clock.now += 6 * 60_000; // Past the queue's five-minute test time-out.
   await runner.dispatch(queueId, { type: 'tick' });
@@ -123,6 +113,6 @@ test('a run that timed out joins the CI history as a failure, without a read', a
   const forecast = await runner.mergeForecast(queueId);
   expect(forecast.samples).toBe(1);
   expect(forecast.history.failureRate).toBeGreaterThan(0.1);
-  expect(reads).toBe(readsBefore);
+  expect(counted.reads).toBe(readsBefore);
   await runner.stop();
 });
