@@ -336,8 +336,8 @@ export class QueueRunner {
 
   /**
    * Forecast merge times of a queue (check runs, the API's views, the dashboard).
-   * The writer computes them once per state version, on CI history read at most
-   * once a minute; a replica that is not the writer answers from the state it last loaded (see StateElsewhere).
+   * The writer computes them once per state version, on the CI history it keeps (read every ten minutes, runs it
+   * records added between); a replica that is not the writer answers from the state it last loaded (see StateElsewhere).
    */
   async mergeForecast(queueId: string): Promise<QueueForecast> {
     const worker = await this.recordedWorker(queueId);
