@@ -321,8 +321,8 @@ export class QueueRunner {
    * was told; null when this replica is not the queue's writer (the writer's replica looks at them).
    */
   waitingPullRequests(queueId: string): WaitingPullRequest[] | null {
-    const worker = this.workers.get(queueId);
-    if (!worker || !this.leaseValid(worker)) return null;
+    const worker = this.writtenHere(queueId);
+    if (!worker) return null;
     return worker.state.entries.flatMap((entry) =>
       entry.state === 'NOT_READY' ? [{ entryId: entry.id, prNumber: entry.prNumber, mergeability: entry.facts?.mergeability ?? null }] : [],
     );
@@ -330,8 +330,13 @@ export class QueueRunner {
 
   /** How many PRs a queue this replica writes holds, from its state in memory; null when this replica is not its writer. */
   enqueuedCount(queueId: string): number | null {
+    return this.writtenHere(queueId)?.state.entries.length ?? null;
+  }
+
+  /** The queue's worker while this replica is its writer with time left on the lease. */
+  private writtenHere(queueId: string): QueueWorker | undefined {
     const worker = this.workers.get(queueId);
-    return worker && this.leaseValid(worker) ? worker.state.entries.length : null;
+    return worker && this.leaseValid(worker) ? worker : undefined;
   }
 
   /**

@@ -15,26 +15,26 @@ const db = useRunnerDatabase('forecast_history');
 
 const host = quietHost({ startTestRun: async (request) => ({ ok: true, testBranch: `mq/${request.runId}`, testBranchSha: `sha-${request.runId}` }) });
 
-test('a history read under way while a finished run is recorded is not kept: the next forecast counts the run', async () => {
+/**
+ * A runner whose queue tests PR 1 (its clock moved by hand), counting the CI-history reads it makes; `afterRead`
+ * runs after each read, before it answers (to hold one back).
+ */
+async function testingWithCountedReads(name: string, options: { testingTimeoutMinutes?: number; afterRead?: () => Promise<void> } = {}) {
   const at = new Date();
-  const queueId = (await insertQueue(db.stores, 'forecast', { at })).id;
+  const config = { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], testingTimeoutMinutes: options.testingTimeoutMinutes ?? 60 };
+  const queueId = (await insertQueue(db.stores, name, { at, config })).id;
   const { submitted } = await claimEntry(db.stores, queueId, 1, { at });
-
-  // The first history read waits until released: it began before the run finished.
-  let release: (() => void) | null = null;
-  let gate = false;
+  const counted = { reads: 0 };
   const testRuns = {
     ...db.stores.testRuns,
     async listFinishedSince(id: string, since: Date): Promise<TestRunRecord[]> {
+      counted.reads++;
       const found = await db.stores.testRuns.listFinishedSince(id, since);
-      if (gate) {
-        gate = false;
-        await new Promise<void>((resolve) => (release = resolve));
-      }
+      await options.afterRead?.();
       return found;
     },
   };
-  const clock = { now: Date.now() };
+  const clock = { now: at.getTime() };
   const runner = new QueueRunner({ stores: { ...db.stores, testRuns }, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner: 'A', pollMs: 60_000, now: () => clock.now });
   await runner.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
   await runner.dispatch(queueId, submitted);
@@ -42,6 +42,20 @@ test('a history read under way while a finished run is recorded is not kept: the
   const [run] = (await runner.engineState(queueId))?.runs ?? [];
   const record = run ? await db.stores.testRuns.findByEngineRunId(queueId, run.id) : null;
   if (!run || !record) throw new Error('no run started');
+  expect((await runner.mergeForecast(queueId)).samples).toBe(0);
+  return { queueId, runner, clock, counted, run, record };
+}
+
+test('a history read under way while a finished run is recorded is not kept: the next forecast counts the run', async () => {
+  // The history read after `gate` is set waits until released: it began before the run finished.
+  let release: (() => void) | null = null;
+  let gate = false;
+  const afterRead = async () => {
+    if (!gate) return;
+    gate = false;
+    await new Promise<void>((resolve) => (release = resolve));
+  };
+  const { queueId, runner, clock, run, record } = await testingWithCountedReads('forecast', { afterRead });
 
   // What the host-action loop read of the history has aged out: the next forecast reads it again.
   clock.now += 10 * 60_000 + 1_000;
@@ -57,31 +71,6 @@ test('a history read under way while a finished run is recorded is not kept: the
   expect((await runner.mergeForecast(queueId)).samples).toBe(1);
   await runner.stop();
 });
-
-/** A runner whose queue tests PR 1 (its clock moved by hand), counting the CI-history reads it makes. */
-async function testingWithCountedReads(name: string, testingTimeoutMinutes = 60) {
-  const at = new Date();
-  const queueId = (await insertQueue(db.stores, name, { at, config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], testingTimeoutMinutes } })).id;
-  const { submitted } = await claimEntry(db.stores, queueId, 1, { at });
-  const counted = { reads: 0 };
-  const testRuns = {
-    ...db.stores.testRuns,
-    async listFinishedSince(id: string, since: Date): Promise<TestRunRecord[]> {
-      counted.reads++;
-      return db.stores.testRuns.listFinishedSince(id, since);
-    },
-  };
-  const clock = { now: at.getTime() };
-  const runner = new QueueRunner({ stores: { ...db.stores, testRuns }, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner: 'A', pollMs: 60_000, now: () => clock.now });
-  await runner.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
-  await runner.dispatch(queueId, submitted);
-  await runner.settled(queueId);
-  const [run] = (await runner.engineState(queueId))?.runs ?? [];
-  const record = run ? await db.stores.testRuns.findByEngineRunId(queueId, run.id) : null;
-  if (!run || !record) throw new Error('no run started');
-  expect((await runner.mergeForecast(queueId)).samples).toBe(0);
-  return { queueId, runner, clock, counted, run, record };
-}
 
 test('a run whose result the writer records joins the CI history without a read; the history is read again after ten minutes', async () => {
   const { queueId, runner, clock, counted, run, record } = await testingWithCountedReads('forecast-added');
@@ -104,7 +93,7 @@ test('a run whose result the writer records joins the CI history without a read;
 });
 
 test('a run that timed out joins the CI history as a failure, without a read', async () => {
-  const { queueId, runner, clock, counted } = await testingWithCountedReads('forecast-timeout', 5);
+  const { queueId, runner, clock, counted } = await testingWithCountedReads('forecast-timeout', { testingTimeoutMinutes: 5 });
   const readsBefore = counted.reads;
 
   clock.now += 6 * 60_000; // Past the queue's five-minute test time-out.
