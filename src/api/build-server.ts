@@ -1,5 +1,6 @@
 import { queueFileJsonSchema } from '../queue-file/queue-file-schema.js';
 import { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
+import { PullRequestStatusCache } from '../queue/status-cache.js';
 import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
@@ -124,11 +125,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const enqueuedCache = new EnqueuedEntriesCache();
   // Views of a queue this replica writes follow its decisions instead of reading every entry after each.
   runner.onRecorded((change) => void enqueuedCache.recorded(options.stores, change));
+  // Status polls of PRs in queues this replica writes are answered from memory, forgotten as decisions change them.
+  const statusCache = new PullRequestStatusCache(runner, (entryId) => options.stores.entries.lastWritten(entryId));
+  runner.onRecorded((change) => statusCache.recorded(change));
   const deps: ApiDeps = {
     stores: options.stores,
     tokens: tokenService(options.stores.tokens, now),
     queues: queueService(options.stores, runner, options.gitHosts, now),
-    pullRequests: pullRequestService(options.stores, options.gitHosts, runner, log, now),
+    pullRequests: pullRequestService(options.stores, options.gitHosts, runner, log, now, statusCache),
     runner,
     now,
     enqueuedCache,

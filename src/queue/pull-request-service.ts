@@ -10,6 +10,8 @@ import { findQueue } from './queue-service.js';
 import type { QueueRunner } from '../runner/queue-runner.js';
 import { asEngineTargets, engineFacts, engineTargets } from '../runner/engine-inputs.js';
 import { invalid, notFound, succeed, type Outcome } from './outcome.js';
+import type { PullRequestStatus, PullRequestStatusCache } from './status-cache.js';
+import { shownTargets } from './views.js';
 
 /** The little of a logger the use cases need (pino and Fastify's both fit). */
 export interface WarningLog {
@@ -25,6 +27,8 @@ export interface PullRequestRef {
   prNumber: number;
 }
 
+const neverSubmitted = (ref: PullRequestRef) => notFound(`Pull request #${ref.prNumber} was never submitted to the queue for ${ref.targetBranch}.`);
+
 /**
  * Submitting, cancelling and restarting pull requests: these use cases check
  * the request, record it in the queue's inbox and wait for the engine's
@@ -32,7 +36,14 @@ export interface PullRequestRef {
  * hosts; a new submission's claim on its PR (the key holding its first record)
  * is the only write made here.
  */
-export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runner: QueueRunner, log: WarningLog, now: () => Date = () => new Date()) {
+export function pullRequestService(
+  stores: Stores,
+  hosts: GitHostRegistry,
+  runner: QueueRunner,
+  log: WarningLog,
+  now: () => Date = () => new Date(),
+  statusCache?: PullRequestStatusCache,
+) {
   // Requests for one PR are checked one at a time, so two concurrent submits of
   // an ended PR record one new attempt, not two. Across replicas the runner's
   // decision settles it (a re-submit of an entry the engine holds only sets its priority).
@@ -43,9 +54,21 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   /** The queue a request names, as this process read it at most a second ago (see QueueStore.find). */
   const recentQueue = (ref: Omit<PullRequestRef, 'prNumber'>) => findQueue(stores, ref.repo, ref.targetBranch, { maxAgeMs: QUEUE_READ_TTL_MS });
 
-  /** A PR's entry for a status read (the queue record may be up to a second old). */
-  async function readEntry(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
-    return entryIn(await recentQueue(ref), ref);
+  /**
+   * A PR's entry and the targets its view shows, for a status read (the queue record may be up to a second old);
+   * from memory while this replica writes the queue (see PullRequestStatusCache).
+   */
+  async function readStatus(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord } & PullRequestStatus>> {
+    const found = await recentQueue(ref);
+    if (!found.ok) return found;
+    const queue = found.value;
+    const load = async () => {
+      const entry = await stores.entries.find(queue.id, ref.prNumber);
+      return entry ? { entry, targets: await shownTargets(stores, queue, entry) } : null;
+    };
+    const status = statusCache ? await statusCache.read(queue.id, ref.prNumber, load) : await load();
+    if (!status) return neverSubmitted(ref);
+    return succeed({ queue, ...status });
   }
 
   /** The entry of a PR that was submitted to this queue at least once. */
@@ -56,7 +79,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   async function entryIn(found: Outcome<QueueRecord>, ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
     if (!found.ok) return found;
     const entry = await stores.entries.find(found.value.id, ref.prNumber);
-    if (!entry) return notFound(`Pull request #${ref.prNumber} was never submitted to the queue for ${ref.targetBranch}.`);
+    if (!entry) return neverSubmitted(ref);
     return succeed({ queue: found.value, entry });
   }
 
@@ -131,7 +154,7 @@ export function pullRequestService(stores: Stores, hosts: GitHostRegistry, runne
   }
 
   return {
-    readEntry,
+    readStatus,
 
     /**
      * `targets: null` in the answer: the PR's head is known to have no impacted targets (read while submitting).

@@ -20,9 +20,13 @@ export async function pullRequestView(
   entry: QueueEntryRecord,
   options: { includeTimeline?: boolean; targets?: ImpactedTargetsRecord | null } = {},
 ): Promise<PullRequestView> {
-  // Targets count for the head sha the host reported; without a host, the latest upload (unless the caller read them already).
-  const targets = options.targets !== undefined ? options.targets : await stores.impactedTargets.latest(queue.id, entry.prNumber, entry.facts?.headSha);
+  const targets = options.targets !== undefined ? options.targets : await shownTargets(stores, queue, entry);
   return viewOf(queue, entry, targets, options);
+}
+
+/** The targets a PR's view counts: those uploaded for the head sha the host reported; without a host, the latest upload. */
+export function shownTargets(stores: Stores, queue: QueueRecord, entry: QueueEntryRecord): Promise<ImpactedTargetsRecord | null> {
+  return stores.impactedTargets.latest(queue.id, entry.prNumber, entry.facts?.headSha);
 }
 
 /** Views of many PRs of one queue, in a bounded number of queries whatever their number. */

@@ -333,6 +333,15 @@ export class QueueRunner {
     return this.writtenHere(queueId)?.state.entries.length ?? null;
   }
 
+  /**
+   * While this replica writes the queue: an object that stays the same as long as it holds the lease without a
+   * break (a reload, or another replica's tenure between, gives another); null otherwise. What this replica's
+   * decisions tell (`onRecorded`) is all that changes the queue's entries during one tenure.
+   */
+  writerTenure(queueId: string): object | null {
+    return this.writtenHere(queueId) ?? null;
+  }
+
   /** The queue's worker while this replica is its writer with time left on the lease. */
   private writtenHere(queueId: string): QueueWorker | undefined {
     const worker = this.workers.get(queueId);

@@ -28,7 +28,6 @@ const callsOn = (name: string) => async (path: string, body: object) => {
   expect(res.statusCode).toBe(200);
   return res.json();
 };
-const repo = { host: 'sandbox', owner: 'demo', name: 'views' };
 const post = callsOn('views');
 
 /** The queries the view made on the collections views read, PR data and targets. */
@@ -93,20 +92,50 @@ test('getQueue reads no entry again while the runner has recorded nothing since 
   expect((await entryQueries()).prs).toEqual([1, 3, 4]);
 });
 
-test('a PR status read, repeated, costs a read of its entry and its targets: the queue record and the PR key are not read again', async () => {
-  await h.post('/v1/createQueue', { repo, targetBranch: 'main' }, token); // 409 when an earlier test made it
-  await submitUpTo(2, 1);
-  await post('/v1/getSubmittedPullRequest', { pr: { number: 1 } });
-  await h.app.queueRunner.settled((await post('/v1/getQueue', {})).id);
-  counting = new Map();
-  const read = await post('/v1/getSubmittedPullRequest', { pr: { number: 1 } });
-  const counted = counting;
-  counting = null;
-  expect(read.prNumber).toBe(1);
-  // (The queue record is reused for a second: not counted here, so a slow machine cannot fail this.)
-  const counts = Object.fromEntries(['api_tokens', 'queue_entry_keys', 'queue_entries', 'impacted_target_sets', 'impacted_target_heads'].map((c) => [c, counted.get(c) ?? 0]));
-  // The targets: one read of the head's pointer by _id, no query of the set headers.
-  expect(counts).toEqual({ api_tokens: 1, queue_entry_keys: 0, queue_entries: 1, impacted_target_sets: 0, impacted_target_heads: 1 });
+test('a PR status read on the replica that writes its queue is answered from memory, and after each decision about it shows what the database holds', async () => {
+  const call = callsOn('status');
+  const { id: queueId } = await call('/v1/createQueue', {});
+  await call('/v1/updateQueue', { state: 'PAUSED' });
+  for (const n of [1, 2]) await call('/v1/submitPullRequest', { pr: { number: n } });
+  const upload = async (n: number, impactedTargets: string[] | 'ALL') =>
+    call('/v1/setImpactedTargets', { pr: { number: n, sha: (await call('/v1/getSubmittedPullRequest', { pr: { number: n } })).prSha }, impactedTargets });
+  await upload(2, ['//a']);
+  const shown = (pr: { prNumber: number; state: string; priorityValue: number; impactedTargets?: unknown }) =>
+    `${pr.prNumber}:${pr.state}:${pr.priorityValue}:${JSON.stringify(pr.impactedTargets ?? null)}`;
+  /** Both PRs as a status read shows them, the queries the reads made by collection, and what the database holds. */
+  const read = async () => {
+    await h.app.queueRunner.settled(queueId);
+    counting = new Map();
+    const views = [await call('/v1/getSubmittedPullRequest', { pr: { number: 1 } }), await call('/v1/getSubmittedPullRequest', { pr: { number: 2 } })];
+    const counted = counting;
+    counting = null;
+    const stored = [];
+    for (const n of [1, 2]) {
+      const entry = await h.stores.entries.find(queueId, n);
+      const targets = entry ? await h.stores.impactedTargets.latest(queueId, n, entry.facts?.headSha) : null;
+      stored.push(`${n}:${entry?.state}:${entry?.priority}:${JSON.stringify(targets?.targets ?? null)}`);
+    }
+    const reads = Object.fromEntries(['api_tokens', 'queue_entry_keys', 'queue_entries', 'impacted_target_sets', 'impacted_target_heads'].map((c) => [c, counted.get(c) ?? 0]));
+    return { shown: views.map(shown), stored, reads };
+  };
+  await read(); // The first read of each is from the database.
+  // The token is looked up on every request (a revoked token is refused at once); nothing else is read.
+  const fromMemory = { api_tokens: 2, queue_entry_keys: 0, queue_entries: 0, impacted_target_sets: 0, impacted_target_heads: 0 };
+  expect((await read()).reads).toEqual(fromMemory);
+  const steps: Array<() => Promise<unknown>> = [
+    () => upload(1, ['//b']),
+    () => call('/v1/submitPullRequest', { pr: { number: 2 }, priority: 'high' }),
+    () => upload(2, 'ALL'),
+    () => call('/v1/cancelPullRequest', { pr: { number: 1 } }),
+    () => call('/v1/submitPullRequest', { pr: { number: 1 } }),
+  ];
+  for (const step of steps) {
+    await step();
+    const { shown: after, stored } = await read();
+    expect(after).toEqual(stored);
+  }
+  expect((await read()).shown).toEqual([expect.stringMatching(/^1:PENDING:.*\["\/\/b"\]$/), expect.stringMatching(/^2:PENDING:.*"ALL"$/)]);
+  expect((await read()).reads).toEqual(fromMemory);
 });
 
 test('getQueue follows the decisions this replica records: after submits, a priority change, a cancel, a re-submit and target uploads it reads no queue of entries or target sets, and shows what the database holds', async () => {

@@ -40,3 +40,32 @@ test('the writer names its NOT_READY PRs with their mergeability; a replica that
   expect(read).toEqual([1, 2]);
   await Promise.all([writer.stop(), other.stop()]);
 });
+
+test('the writer’s tenure is the same object from decision to decision, none on another replica, and another once a replica wrote between', async () => {
+  const clock = { now: 1_000_000 };
+  const TTL = 30_000;
+  const queueId = (await insertQueue(db.stores, 'tenure')).id;
+  const hosts = gitHostRegistry({ 'fake.example': quietHost() });
+  const runner = (owner: string) => new QueueRunner({ stores: db.stores, hosts, log: silentLog, owner, now: () => clock.now, leaseTtlMs: TTL, pollMs: 60_000 });
+  const a = runner('A');
+  const b = runner('B');
+  await a.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
+  const first = a.writerTenure(queueId);
+  expect(first).not.toBeNull();
+  expect(b.writerTenure(queueId)).toBeNull();
+  // Renewed without a break (two thirds of the lease used): the same tenure.
+  clock.now += (TTL * 3) / 4;
+  await a.dispatch(queueId, { type: 'base_moved', sha: 'base1' });
+  expect(a.writerTenure(queueId)).toBe(first);
+  // A's lease runs out: no tenure; B writes the queue, then A takes it back: another tenure.
+  clock.now += TTL + 1_000;
+  expect(a.writerTenure(queueId)).toBeNull();
+  await b.dispatch(queueId, { type: 'base_moved', sha: 'base2' });
+  expect(b.writerTenure(queueId)).not.toBeNull();
+  clock.now += TTL + 1_000;
+  await a.dispatch(queueId, { type: 'base_moved', sha: 'base3' });
+  const again = a.writerTenure(queueId);
+  expect(again).not.toBeNull();
+  expect(again).not.toBe(first);
+  await Promise.all([a.stop(), b.stop()]);
+});

@@ -65,11 +65,12 @@ export function pullRequestRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       schema: { tags, summary: 'Read the status of a submitted pull request', body: getSubmittedPullRequestRequest, response },
       handler: async (request, reply) => {
         const { repo, targetBranch, pr, includeTimeline } = request.body;
-        const result = await pullRequests.readEntry({ repo, targetBranch, prNumber: pr.number });
+        const result = await pullRequests.readStatus({ repo, targetBranch, prNumber: pr.number });
         if (!result.ok) return sendFailure(reply, result.failure);
-        const view = await pullRequestView(stores, result.value.queue, result.value.entry, { includeTimeline: includeTimeline === true });
-        if (isTerminal(result.value.entry.state) || result.value.entry.state === 'NOT_READY') return view;
-        const at = (await deps.runner.mergeForecast(result.value.queue.id)).byEntry.get(result.value.entry.id);
+        const { queue, entry, targets } = result.value;
+        const view = await pullRequestView(stores, queue, entry, { includeTimeline: includeTimeline === true, targets });
+        if (isTerminal(entry.state) || entry.state === 'NOT_READY') return view;
+        const at = (await deps.runner.mergeForecast(queue.id)).byEntry.get(entry.id);
         return at === undefined ? view : { ...view, estimatedMergeAt: new Date(at).toISOString() };
       },
     });

@@ -1,0 +1,112 @@
+import { LRUCache } from 'lru-cache';
+import { isTerminal } from '../domain/pull-request-state.js';
+import type { ImpactedTargetsRecord, QueueEntryRecord } from '../domain/records.js';
+import type { RecordedChange } from '../runner/runner-model.js';
+
+/** What a PR's status read shows: its entry and the impacted targets its view counts. */
+export interface PullRequestStatus {
+  entry: QueueEntryRecord;
+  targets: ImpactedTargetsRecord | null;
+}
+
+/** Whether this replica writes a queue: the same object for as long as it holds the lease without a break, else null. */
+export interface QueueWriterTenure {
+  writerTenure(queueId: string): object | null;
+}
+
+interface Kept {
+  status: PullRequestStatus;
+  tenure: object;
+}
+
+/**
+ * The status of the enqueued PRs of queues this replica writes, kept in memory:
+ * a CI client polling a PR's status costs no read of the database (the entry and
+ * its targets were two reads a poll, the most frequent request there is).
+ *
+ * Sound because the runner is the only writer of entries, and each decision it
+ * records here names the entries it wrote and the PRs whose uploaded targets it
+ * took in (`recorded`, before anyone is answered): while this replica holds the
+ * queue's lease without a break (the same tenure), nothing else changes what a
+ * kept status shows. Another replica's writes are never heard of here, so a
+ * status is kept only with the tenure it was read under, and used only while
+ * that tenure lasts. A read during which a decision named its entry is not kept
+ * (it may have read the entry before the decision wrote it). Ended PRs are not
+ * kept: an upload for one is stored without any decision.
+ */
+export class PullRequestStatusCache {
+  private readonly kept: LRUCache<string, Kept>;
+  /** The key each kept entry is under (decisions name entries by id). */
+  private readonly keyOfEntry = new Map<string, string>();
+  /** Decisions recorded here so far, and when each entry (`e:id`) or PR's targets (`p:queue:pr`) were last named by one. */
+  private decisions = 0;
+  private readonly namedAt: LRUCache<string, number>;
+  /** Namings forgotten (the oldest, past `max`) up to this count: a read begun before it cannot tell whether it was overlapped. */
+  private forgottenThrough = 0;
+
+  constructor(
+    private readonly writer: QueueWriterTenure,
+    /** The entry as this process's runner last wrote it (current while it writes the queue), if it remembers it. */
+    private readonly lastWritten: (entryId: string) => QueueEntryRecord | null = () => null,
+    options: { max?: number } = {},
+  ) {
+    const max = options.max ?? 20_000;
+    this.kept = new LRUCache<string, Kept>({
+      max,
+      dispose: (value, key) => {
+        if (this.keyOfEntry.get(value.status.entry.id) === key) this.keyOfEntry.delete(value.status.entry.id);
+      },
+    });
+    this.namedAt = new LRUCache<string, number>({
+      max: max * 5,
+      dispose: (at, _key, reason) => {
+        if (reason === 'evict') this.forgottenThrough = Math.max(this.forgottenThrough, at);
+      },
+    });
+  }
+
+  /** The PR's status: kept, or read by `load` (and kept when it may be). */
+  async read(queueId: string, prNumber: number, load: () => Promise<PullRequestStatus | null>): Promise<PullRequestStatus | null> {
+    const tenure = this.writer.writerTenure(queueId);
+    if (tenure === null) return load();
+    const key = prKey(queueId, prNumber);
+    const kept = this.kept.get(key);
+    if (kept?.tenure === tenure) return kept.status;
+    const before = this.decisions;
+    const status = await load();
+    if (!status || isTerminal(status.entry.state) || this.writer.writerTenure(queueId) !== tenure) return status;
+    const overlapped = (named: string) => (this.namedAt.get(named) ?? 0) > before;
+    if (this.forgottenThrough > before || overlapped(`e:${status.entry.id}`) || overlapped(`p:${key}`)) return status;
+    this.kept.set(key, { status, tenure });
+    this.keyOfEntry.set(status.entry.id, key);
+    return status;
+  }
+
+  /**
+   * A decision this replica's runner recorded: a kept entry it wrote takes the runner's copy (its targets stay
+   * while its head does); one the runner no longer remembers, or whose targets may have changed, is read again.
+   */
+  recorded(change: RecordedChange): void {
+    const at = ++this.decisions;
+    const uploaded = new Set(change.targetsOf);
+    for (const prNumber of uploaded) {
+      this.namedAt.set(`p:${prKey(change.queueId, prNumber)}`, at);
+      this.kept.delete(prKey(change.queueId, prNumber));
+    }
+    for (const entryId of change.entryIds) {
+      this.namedAt.set(`e:${entryId}`, at);
+      const key = this.keyOfEntry.get(entryId);
+      const kept = key === undefined ? undefined : this.kept.peek(key);
+      if (key === undefined || !kept) continue;
+      const written = this.lastWritten(entryId);
+      if (written && !isTerminal(written.state) && written.facts?.headSha === kept.status.entry.facts?.headSha) {
+        this.kept.set(key, { status: { entry: written, targets: kept.status.targets }, tenure: kept.tenure });
+        this.keyOfEntry.set(entryId, key);
+      } else this.kept.delete(key);
+    }
+  }
+}
+
+function prKey(queueId: string, prNumber: number): string {
+  return `${queueId}:${prNumber}`;
+}
