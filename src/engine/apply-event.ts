@@ -177,7 +177,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const outage = state.hostOutage;
       if (!outage) return;
       // Results could not be read during the outage: it does not count toward test timeouts.
-      for (const run of state.runs) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
+      for (const run of [...state.runs, ...(state.probes ?? [])]) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
       state.hostOutage = null;
       return;
     }
