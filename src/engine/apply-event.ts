@@ -4,6 +4,7 @@ import type { DecisionContext } from './context.js';
 import { normalizeBase } from './content.js';
 import type { EngineEntry, EngineEvent } from './model.js';
 import { runOf } from './order.js';
+import { finishProbe, forgetProbe } from './probes.js';
 
 /** Records what happened. Consequences (runs, merges) are settled afterwards. */
 export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
@@ -69,6 +70,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       applyFacts(ctx, event);
       return;
     case 'run_finished': {
+      if (finishProbe(ctx, event.runId, event.passed && !event.conflictEntryId, [...(event.failedChecks ?? [])])) return;
       const run = state.runs.find((r) => r.id === event.runId);
       if (!run || run.status !== 'running') return; // Stale: the run was cancelled or replaced.
       run.finishedAt = ctx.now;
@@ -138,11 +140,13 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
     case 'landing_impossible': {
       // Nobody's verdict: the run goes back untested and nothing starts or lands until an operator changes the queue.
       state.landingBlocked = { since: state.landingBlocked?.since ?? ctx.now, message: event.message };
+      if (forgetProbe(ctx, event.runId)) return;
       const run = state.runs.find((r) => r.id === event.runId);
       if (run?.status === 'running') ctx.dropRun(run, 'rebuilt');
       return;
     }
     case 'run_not_started': {
+      if (forgetProbe(ctx, event.runId)) return;
       const run = state.runs.find((r) => r.id === event.runId);
       if (run?.status !== 'running') return;
       if (event.refused && ctx.entry(event.refused.entryId)) ctx.conclude(event.refused.entryId, 'FAILED', 'merge_refused', event.refused.message, run);
@@ -173,7 +177,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const outage = state.hostOutage;
       if (!outage) return;
       // Results could not be read during the outage: it does not count toward test timeouts.
-      for (const run of state.runs) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
+      for (const run of [...state.runs, ...(state.probes ?? [])]) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
       state.hostOutage = null;
       return;
     }

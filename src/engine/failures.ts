@@ -2,6 +2,7 @@ import { token } from './content.js';
 import type { DecisionContext } from './context.js';
 import type { EngineEntry, EngineRun } from './model.js';
 import { LIKELY_BREAK, likelyToBreak, runOf } from './order.js';
+import { adoptProbes } from './probes.js';
 import { expectedAhead } from './run-validity.js';
 import { breakChance, tuningOf } from './tuning.js';
 
@@ -13,7 +14,8 @@ import { breakChance, tuningOf } from './tuning.js';
 export function decideFailures(ctx: DecisionContext): void {
   const { state } = ctx;
   const order = ctx.order();
-  for (const run of state.runs.filter((r) => r.status === 'failed').sort((a, b) => a.seq - b.seq)) {
+  const failed = state.runs.filter((r) => r.status === 'failed');
+  for (const run of [...failed].sort((a, b) => a.seq - b.seq)) {
     if (!state.runs.includes(run)) continue;
     const ahead = expectedAhead(ctx, order, run) ?? [];
     const aheadSettled = ahead.every((e) => runOf(state, e.id)?.status === 'passed');
@@ -42,6 +44,8 @@ export function decideFailures(ctx: DecisionContext): void {
     }
     bisect(ctx, run);
   }
+  // A probe that failed, adopted as a part just now (probes.ts), is split before anything is built on it.
+  if (state.runs.some((r) => r.status === 'failed' && !failed.includes(r))) decideFailures(ctx);
 }
 
 /**
@@ -56,6 +60,8 @@ function bisect(ctx: DecisionContext, run: EngineRun): void {
   blameFailedBatch(ctx, run);
   const halves = ctx.state.config.tuning === 'adaptive' ? packParts(ctx, run) : evenParts(ctx, run);
   ctx.dropRun(run, 'bisecting');
+  // Parts already tested (or testing) ahead of the failure in idle slots take their probes' results.
+  adoptProbes(ctx, run, halves);
   ctx.emit({ type: 'pull_request_batch.failed', prNumbers: run.unit.map((h) => ctx.entry(h.entryId)?.prNumber ?? 0), runId: run.id, reason: 'failed_tests' });
   halves.forEach((heads, i) => {
     for (const head of heads) {
@@ -111,33 +117,44 @@ function evenParts(ctx: DecisionContext, run: EngineRun): EngineRun['unit'][] {
  */
 function packParts(ctx: DecisionContext, run: EngineRun): EngineRun['unit'][] {
   const tuning = tuningOf(ctx.state);
-  const floor = tuning.batchPassFloor ?? 1;
   const members = run.unit.map((head, i) => ({ head, i, entry: ctx.entry(head.entryId) })).filter((m): m is { head: EngineRun['unit'][number]; i: number; entry: EngineEntry } => m.entry !== undefined);
-  const chance = (m: (typeof members)[number]) => breakChance(m.entry, tuning);
-  const sorted = [...members].sort((a, b) => chance(a) - chance(b) || a.i - b.i);
-  const parts: Array<typeof members> = [];
-  let current: typeof members = [];
+  const parts = packByRisk(
+    members.map((m) => ({ ...m, risk: breakChance(m.entry, tuning) })),
+    tuning.batchPassFloor ?? 1,
+  );
+  const places = members.map((m) => m.entry.place).filter((p): p is number => p !== null).sort((a, b) => a - b);
+  if (places.length === members.length) parts.flat().forEach((m, i) => (m.entry.place = places[i] as number));
+  return parts.map((part) => part.map((m) => m.head));
+}
+
+/**
+ * packParts' packing, on given risks (also used to foresee the parts of a
+ * batch still in flight, probes.ts): the safest first, each part filled up to
+ * the pass floor; a PR likely to break alone, last.
+ */
+export function packByRisk<M extends { i: number; risk: number }>(members: M[], floor: number): M[][] {
+  const sorted = [...members].sort((a, b) => a.risk - b.risk || a.i - b.i);
+  const parts: M[][] = [];
+  let current: M[] = [];
   let pass = 1;
-  const alone: Array<typeof members> = [];
+  const alone: M[][] = [];
   for (const m of sorted) {
     // Likely to break: a part of its own, as the runs behind are built without it.
-    if (likelyToBreak(m.entry)) {
+    if (m.risk >= LIKELY_BREAK) {
       alone.push([m]);
       continue;
     }
-    if (current.length > 0 && pass * (1 - chance(m)) < floor) {
+    if (current.length > 0 && pass * (1 - m.risk) < floor) {
       parts.push(current);
       current = [];
       pass = 1;
     }
     current.push(m);
-    pass *= 1 - chance(m);
+    pass *= 1 - m.risk;
   }
   if (current.length > 0) parts.push(current);
   parts.push(...alone);
-  const places = members.map((m) => m.entry.place).filter((p): p is number => p !== null).sort((a, b) => a - b);
-  if (places.length === members.length) parts.flat().forEach((m, i) => (m.entry.place = places[i] as number));
-  return parts.map((part) => part.map((m) => m.head));
+  return parts;
 }
 
 /**

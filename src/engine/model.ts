@@ -107,6 +107,8 @@ export interface EngineRun {
    * tested this very content); otherwise it is tested like any run.
    */
   direct?: true;
+  /** A probe (probes.ts): a part of this batch run in flight, tested ahead of its failure in an idle slot. */
+  probeOf?: string;
 }
 
 /** A sha the queue produced by merging, and what it contains relative to a root. */
@@ -130,6 +132,8 @@ export interface EngineState {
   knownBases: Record<string, KnownBase>;
   entries: EngineEntry[];
   runs: EngineRun[];
+  /** Probes (probes.ts): runs in idle slots that decide nothing until a failed batch adopts them; absent: none. */
+  probes?: EngineRun[];
   nextRunSeq: number;
   /** The run whose merge is in flight: one merge at a time keeps the branch linear. */
   mergingRunId: string | null;

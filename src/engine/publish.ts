@@ -64,7 +64,7 @@ export function publish(ctx: DecisionContext): void {
     const prNumbers = run.unit.map((h) => ctx.entry(h.entryId)?.prNumber).filter((n): n is number => n !== undefined);
     ctx.emit({ type: 'pull_request_batch.pending_failure', prNumbers, runId: run.id, isBisection: run.isBisection, reason: run.failureReason ?? 'failed_tests' });
   }
-  for (const run of state.runs) {
+  for (const run of [...state.runs, ...(state.probes ?? [])]) {
     if (run.status === 'running' && !state.hostOutage) ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE_MS);
   }
   if (ctx.wakeAt !== null) ctx.actions.push({ type: 'wake_at', at: ctx.wakeAt });

@@ -34,7 +34,7 @@ export function settle(ctx: DecisionContext): void {
 /** What a round can move: runs, the merge in flight, the mode switch, actions, entries (counted, not walked). */
 function fingerprint(ctx: DecisionContext): string {
   const { state } = ctx;
-  return JSON.stringify([state.entries.length, ctx.changes, state.runs.map((r) => [r.id, r.status]), state.mergingRunId, state.switchingToMode, ctx.actions.length]);
+  return JSON.stringify([state.entries.length, ctx.changes, state.runs.map((r) => [r.id, r.status]), state.probes?.length, state.mergingRunId, state.switchingToMode, ctx.actions.length]);
 }
 
 function admit(ctx: DecisionContext): void {

@@ -2,13 +2,15 @@ import type { DecisionContext } from './context.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { overlaps } from './content.js';
 import { aheadOf, headsOf, likelyToBreak, PLACES_PER_RUN, runOf } from './order.js';
+import { dropStaleProbes, runningProbes, startProbes } from './probes.js';
 import { breakChance, tuningOf } from './tuning.js';
 
 export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
+  dropStaleProbes(ctx);
   // During a host outage new runs would only wait behind the failing call.
   if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead || state.landingBlocked) return;
-  let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length;
+  let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length - runningProbes(ctx);
   const order = ctx.order();
   let index = 0;
   while (slots > 0 && index < order.length) {
@@ -54,6 +56,8 @@ export function startRuns(ctx: DecisionContext): void {
     slots--;
     index += state.config.mode === 'single' ? unit.length : 1;
   }
+  // Nothing left to start: slots still idle test parts of the batches in flight ahead of time.
+  startProbes(ctx, slots);
 }
 
 /**

@@ -744,7 +744,8 @@ export class QueueRunner {
         : (loaded?.decisions ?? []).filter((decision) => decision.version > cursors.actedThrough);
     // Runs whose start is still among the actions to carry out are started by those; the others again, once.
     const toStart = new Set(worker.unacted.flatMap((d) => d.actions.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []))));
-    worker.resumeRuns = worker.state.runs.filter((run) => run.status === 'running' && !toStart.has(run.id));
+    // Probes (engine/probes.ts) too: one never reported would hold its CI slot until the test timeout.
+    worker.resumeRuns = [...worker.state.runs, ...(worker.state.probes ?? [])].filter((run) => run.status === 'running' && !toStart.has(run.id));
     if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
     // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
     // Inputs a decision applied leave the inbox right after it is stored; a writer that died in between left them there.

@@ -25,8 +25,10 @@ function failedBatch(riskOf5: number, riskOf6: number) {
   expect(prs((started(q).at(-1) as EngineRun).unit)).toEqual([5, 6]);
   const batch = (started(q).at(-1) as EngineRun).id;
   submit(q, 7, 0.01, 35 * MINUTE);
+  const from = started(q).length;
   for (const id of ['r2', 'r3', 'r4']) q.send({ type: 'run_finished', runId: id, passed: true }, 40 * MINUTE);
-  expect(runsSince(q, started(q).length - 1)).toEqual([[[5, 6], [7]]]);
+  // #7 on the batch; an idle slot may test ahead of time the part a failure would test first (probes.ts).
+  expect(runsSince(q, from)[0]).toEqual([[5, 6], [7]]);
   const before = started(q).length;
   q.send({ type: 'run_finished', runId: batch, passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
   return { q, before };
@@ -50,11 +52,13 @@ test('the blame follows the risks: the riskier PR is set apart, the safer one st
   // #6: 0.1 / (1 - 0.99 · 0.9) = 0.92; #5: 0.01 / 0.109 = 0.09.
   expect(risk(q, 6)).toBeGreaterThan(0.9);
   expect(risk(q, 5)).toBeLessThan(0.1);
-  expect(runsSince(q, before)).toEqual([
+  // #5 alone was already testing in an idle slot (a probe): its run is kept, not started again.
+  expect(runsSince(q, before - 1)).toEqual([
     [[], [5]],
     [[5], [6]],
     [[5], [7]],
   ]);
+  expect(q.state.runs.map((r) => prs(r.unit))).toContainEqual([5]);
 });
 
 test('a fixed queue keeps the risks it was given when a batch fails', () => {

@@ -24,7 +24,8 @@ test('submits decided together keep their own times, and the queue is settled on
   // Settled once: runs are started for the three as the queue sees them all, none started and dropped again,
   // and each admission published once.
   expect(actions.filter((a) => a.type === 'cancel_run')).toHaveLength(0);
-  const tested = actions.flatMap((a) => (a.type === 'start_run' ? a.run.unit.map((h) => h.entryId) : []));
+  // Runs of the queue proper: an idle slot may also test a part of the batch ahead of time (a probe, engine/probes.ts).
+  const tested = actions.flatMap((a) => (a.type === 'start_run' && !a.run.probeOf ? a.run.unit.map((h) => h.entryId) : []));
   expect(tested).toEqual(['e1', 'e2', 'e3'].slice(0, tested.length));
   expect(tested.length).toBeGreaterThan(0);
   const admitted = actions.flatMap((a) => (a.type === 'publish_status' && a.state === 'PENDING' ? [a.entryId] : []));

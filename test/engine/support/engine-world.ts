@@ -144,7 +144,8 @@ export class World {
     this.decisions.push(decision.actions);
     this.state = decision.state;
     for (const action of decision.actions) this.execute(action, decision.state);
-    const running = decision.state.runs.filter((r) => r.status === 'running').length;
+    // Probes (probes.ts) hold CI slots too.
+    const running = [...decision.state.runs, ...(decision.state.probes ?? [])].filter((r) => r.status === 'running').length;
     expect(running).toBeLessThanOrEqual(decision.state.config.concurrency);
     this.checkOrder(decision, frozen);
     this.checkTouchedOnly(decision.state);
