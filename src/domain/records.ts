@@ -155,6 +155,11 @@ export interface TestRunRecord {
   impactedTargets: string[] | 'ALL' | null;
   /** Set when the run landed without a CI run of its own (direct merge): why that was safe. */
   landedWithoutCi?: string | null;
+  /**
+   * A probe (engine/probes.ts): a part of the batch run named here, tested in an idle CI slot ahead of that batch's
+   * failure. It decides nothing, so it is no PR's latest run, until the failed batch adopts it (then null).
+   */
+  probeOf?: string | null;
   createdAt: Date;
   finishedAt: Date | null;
 }

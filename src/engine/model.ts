@@ -241,6 +241,8 @@ export type EngineAction =
   | { type: 'start_run'; run: EngineRun }
   /** `timedOut`: its results never came within the test timeout (the record says which checks were missing). */
   | { type: 'cancel_run'; runId: string; timedOut?: true }
+  /** A probe (probes.ts) becomes one of the queue's runs: a failed batch was split into exactly its PRs. */
+  | { type: 'adopt_run'; runId: string }
   /** Advance the target branch to the run's tested content: its unit and everything ahead. */
   | { type: 'merge'; runId: string; entryIds: string[]; expectedBaseSha: string }
   /** `runId`: the run the new state comes from, when one does (the status links it without looking it up). */

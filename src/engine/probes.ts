@@ -145,6 +145,7 @@ export function adoptProbes(ctx: DecisionContext, batch: EngineRun, parts: Appli
     unlist(ctx, probe);
     delete probe.probeOf;
     ctx.state.runs.push(probe);
+    ctx.actions.push({ type: 'adopt_run', runId: probe.id });
   }
 }
 

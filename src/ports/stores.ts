@@ -177,7 +177,9 @@ export interface TestRunStore {
   findByEngineRunId(queueId: string, engineRunId: string): Promise<TestRunRecord | null>;
   update(id: string, change: TestRunChange): Promise<void>;
   findById(queueId: string, id: string): Promise<TestRunRecord | null>;
-  /** The newest run that tested this PR. */
+  /** A probe its failed batch adopted: a run like any other from now on, the latest of each PR it tests. */
+  adoptProbe(id: string): Promise<void>;
+  /** The newest run that tested this PR (a probe not adopted is none: it decides nothing). */
   latestForPr(queueId: string, prNumber: number): Promise<TestRunRecord | null>;
   countInProgress(queueId: string): Promise<number>;
   /**

@@ -194,6 +194,7 @@ export async function recordRunStart(ctx: ActionContext, run: EngineRun): Promis
     queueId: queue.id,
     engineRunId: run.id,
     status: 'in_progress',
+    ...(run.probeOf ? { probeOf: run.probeOf } : {}),
     baseSha: run.baseSha,
     testBranch: `mq/${queue.targetBranch}/${run.id}`,
     testBranchSha: null,

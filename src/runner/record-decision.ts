@@ -80,6 +80,11 @@ export async function recordDecision(ctx: ActionContext, version: number, action
       case 'start_run':
         await recordRunStart(ctx, action.run);
         break;
+      case 'adopt_run': {
+        const record = await stores.testRuns.findByEngineRunId(ctx.queue.id, action.runId);
+        if (record?.probeOf) await stores.testRuns.adoptProbe(record.id);
+        break;
+      }
       case 'cancel_run': {
         const timedOut = await recordRunCancelled(ctx, action.runId, action.timedOut ?? false);
         if (timedOut) finishedRuns.push(timedOut);

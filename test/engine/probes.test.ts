@@ -50,6 +50,7 @@ test('a probe still running when its batch passes is cancelled', () => {
   q.send({ type: 'run_finished', runId: batch.id, passed: true }, 60 * MINUTE);
   expect(q.log).toContainEqual({ type: 'cancel_run', runId: probe.id });
   expect(q.state.probes).toBeUndefined();
+  expect(q.log.filter((a) => a.type === 'adopt_run')).toEqual([]);
 });
 
 test('when the batch fails, the passed probe is the first part: it lands at once, the suspect is tested on top of it', () => {
@@ -58,6 +59,8 @@ test('when the batch fails, the passed probe is the first part: it lands at once
   const before = started(q).length;
   q.send({ type: 'run_finished', runId: batch.id, passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
   expect(merges(q).at(-1)).toMatchObject({ runId: probe.id, entryIds: ['e3', 'e4', 'e5', 'e6'] });
+  // The runner is told, so the probe's record becomes its PRs' latest run.
+  expect(q.log).toContainEqual({ type: 'adopt_run', runId: probe.id });
   expect(started(q).slice(before).map((r) => [prs(r.ahead).filter((n) => n > 2), prs(r.unit)])).toEqual([[[3, 4, 5, 6], [7]]]);
 });
 

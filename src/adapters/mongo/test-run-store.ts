@@ -69,8 +69,18 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
         stored = existing;
       }
       // After the run, so a pointer never names a run not stored; on a replay too (a failure may have come between).
-      await pointPrsAt(Prs, queueId, stored.testedPrNumbers ?? [], stored);
+      // A probe decides nothing: its PRs' latest run stays the batch they are in until the probe is adopted.
+      if (!stored.probeOf) await pointPrsAt(Prs, queueId, stored.testedPrNumbers ?? [], stored);
       return toRecord(stored);
+    },
+    async adoptProbe(id) {
+      const _id = parseObjectId(id);
+      if (!_id) return;
+      await Runs.updateOne({ _id }, { $set: { probeOf: null } });
+      await Recent.updateOne({ _id }, { $set: { probeOf: null } });
+      // After the run says so, as in insert; repeated (a replayed decision), it moves nothing.
+      const run = await Runs.findById(_id).lean<Doc>();
+      if (run) await pointPrsAt(Prs, run.queueId, run.testedPrNumbers ?? [], run);
     },
     async findByEngineRunId(queueId, engineRunId) {
       const doc =

@@ -104,6 +104,7 @@ export class EngineStrategy implements Strategy {
         this.host.wakeAt(action.at);
         return;
       case 'emit':
+      case 'adopt_run': // The probe's host run goes on as the part's run: nothing to do on the host.
         return;
       default:
         assertNever(action);

@@ -28,6 +28,8 @@ export const testRunSchema = new Schema(
     failureStatuses: { type: [String], default: [] },
     impactedTargets: { type: Schema.Types.Mixed, default: null },
     landedWithoutCi: { type: String, default: null },
+    // A probe's batch (engine run id) until a failed batch adopts it: no PR's pointer names it meanwhile.
+    probeOf: { type: String, default: null },
     createdAt: { type: Date, required: true },
     finishedAt: { type: Date, default: null },
   },
