@@ -12,8 +12,8 @@ const RECENT_SHOWN = 50;
 /**
  * Everything a queue's page shows, in a bounded number of queries: the queue
  * view (served from the replica's cache at rest), the runs in flight as the
- * engine holds them (at most `concurrency` plus bisections, each joined to its
- * record by id), the PRs that ended in the last day, and each waiting PR's
+ * engine holds them (at most `concurrency` plus bisections, probes included, each
+ * joined to its record by id), the PRs that ended in the last day, and each waiting PR's
  * forecast merge time.
  */
 export async function queueBoard(stores: Stores, queue: QueueRecord, state: EngineState | null, forecast: QueueForecast, now: number, cache?: EnqueuedEntriesCache): Promise<QueueBoard> {
@@ -28,7 +28,9 @@ export async function queueBoard(stores: Stores, queue: QueueRecord, state: Engi
     if (at !== undefined) pr.estimatedMergeAt = new Date(at).toISOString();
   }
   const prNumberOf = new Map((state?.entries ?? []).map((e) => [e.id, e.prNumber]));
-  const runs = state ? await Promise.all(state.runs.map(async (run) => boardRun(run, await stores.testRuns.findByEngineRunId(queue.id, run.id), prNumberOf))) : [];
+  // Probes too: they take CI slots like any run (each says which batch it probes).
+  const inFlight = state ? [...state.runs, ...(state.probes ?? [])] : [];
+  const runs = await Promise.all(inFlight.map(async (run) => boardRun(run, await stores.testRuns.findByEngineRunId(queue.id, run.id), prNumberOf)));
   return {
     queue: view,
     runs: runs.sort((a, b) => a.seq - b.seq),
@@ -67,6 +69,7 @@ function boardRun(run: EngineRun, record: TestRunRecord | null, prNumberOf: Map<
     ahead,
     checks: (record?.checkRuns ?? []).map((c) => ({ name: c.name, status: c.status, ...(c.conclusion ? { conclusion: c.conclusion } : {}), ...(c.url ? { url: c.url } : {}) })),
     failedChecks: run.failedChecks,
+    ...(run.probeOf ? { probeOf: run.probeOf } : {}),
   };
 }
 

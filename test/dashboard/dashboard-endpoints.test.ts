@@ -54,6 +54,32 @@ test('the board: a chain of runs in flight, waiting PRs with forecasts in queue 
   await ok('/v1/updateQueue', { ...queue, state: 'RUNNING' });
 });
 
+test('a probe shows on the board as a run in flight, naming the batch it probes; its PRs\' testing details keep showing the batch', async () => {
+  const probed = { repo: { host: 'sandbox', owner: 'demo', name: 'probed' }, targetBranch: 'main' };
+  await ok('/v1/createQueue', { ...probed, concurrency: 2 });
+  await ok('/v1/updateQueue', { ...probed, state: 'PAUSED' });
+  // Six safe PRs and a riskier one, all waiting when the queue starts: they make one batch, nothing else waits, and
+  // the idle slot tests ahead of time the part a failure of the batch would be split into first.
+  for (const n of [1, 2, 3, 4, 5, 6, 7]) await ok('/sandbox/updatePullRequest', { repo: probed.repo, pr: { number: n }, ciSeconds: 3600 });
+  for (const n of [1, 2, 3, 4, 5, 6, 7]) await ok('/v1/submitPullRequest', { ...probed, pr: { number: n }, riskHint: n === 7 ? 0.1 : 0.005 });
+  await ok('/v1/updateQueue', { ...probed, state: 'RUNNING' });
+  type Run = { engineRunId: string; pullRequests: number[]; probeOf?: string };
+  const board = await waitFor(() => ok('/v1/getQueueBoard', probed), (b) => (b.runs as Run[]).some((r) => r.probeOf));
+  const runs = board.runs as Run[];
+  const probes = runs.filter((r) => r.probeOf);
+  expect(probes).toHaveLength(1);
+  const [probe] = probes as [Run];
+  const batch = runs.find((r) => r.engineRunId === probe.probeOf);
+  // A part of a batch in flight, without the riskiest PR (a failure would blame it most).
+  expect(batch?.pullRequests.length).toBeGreaterThan(probe.pullRequests.length);
+  expect(probe.pullRequests.every((n) => batch?.pullRequests.includes(n))).toBe(true);
+  expect(batch?.pullRequests).toContain(7);
+  expect(probe.pullRequests).not.toContain(7);
+  // Its PRs' latest run is still the batch: the probe decides nothing.
+  const details = await ok('/v1/getMergeQueueTestingDetails', { ...probed, pr: { number: probe.pullRequests[0] } });
+  expect(details.testedPullRequests.map((pr: { prNumber: number }) => pr.prNumber)).toEqual(batch?.pullRequests);
+});
+
 test('ended PRs show their reason, the health counts them, and listQueues sums up the organization\'s queues only', async () => {
   const other = { repo: { host: 'sandbox', owner: 'demo', name: 'ends' }, targetBranch: 'main' };
   await ok('/v1/createQueue', other);
@@ -78,7 +104,7 @@ test('ended PRs show their reason, the health counts them, and listQueues sums u
   await ok('/v1/createQueue', { repo: { host: 'sandbox', owner: 'someone-else', name: 'hidden' }, targetBranch: 'main' }, elsewhere);
   const { queues } = await ok('/v1/listQueues', {});
   const names = queues.map((q: { repo: { name: string } }) => q.repo.name).sort();
-  expect(names).toEqual(['board', 'ends']);
+  expect(names).toEqual(['board', 'ends', 'probed']);
   expect(queues.find((q: { repo: { name: string } }) => q.repo.name === 'ends')).toMatchObject({ depth: 0, testing: 0, merged24h: 1, state: 'RUNNING', problems: [] });
   expect(queues.find((q: { repo: { name: string } }) => q.repo.name === 'board')).toMatchObject({ depth: 5, testing: 2, notReady: 1 });
 });

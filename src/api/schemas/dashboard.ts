@@ -45,6 +45,10 @@ export const boardRun = z.object({
   ahead: z.array(z.number()).describe('PRs ahead whose changes the run includes (its place in a chain).'),
   checks: z.array(check),
   failedChecks: z.array(z.string()),
+  probeOf: z
+    .string()
+    .optional()
+    .describe('A probe: the engine run id of the batch in flight whose first part it tests in an idle CI slot; it decides nothing unless that batch fails.'),
 });
 export type BoardRun = z.infer<typeof boardRun>;
 

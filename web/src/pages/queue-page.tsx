@@ -131,7 +131,7 @@ function Runs({ runs, prHref }: { runs: BoardRun[]; prHref: (n: number) => strin
       {runs.map((run) => (
         <li key={run.engineRunId} class={`run ${run.status}`}>
           <div>
-            <StateBadge state={run.status} /> {run.isBisection && <span class="badge bisection">bisection half</span>} {run.pullRequests.length > 1 && <span class="badge batch">batch of {run.pullRequests.length}</span>}{' '}
+            <StateBadge state={run.status} /> {run.probeOf ? <span class="badge bisection" title="Tested in an idle CI slot ahead of that batch's failure; it decides nothing unless the batch fails">probe of {run.probeOf}</span> : run.isBisection && <span class="badge bisection">bisection half</span>} {run.pullRequests.length > 1 && <span class="badge batch">batch of {run.pullRequests.length}</span>}{' '}
             <span class="hint">started {relative(run.startedAt)}</span>
           </div>
           <div class="chain" aria-label="What the run tests, in order">
