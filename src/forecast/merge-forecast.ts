@@ -74,7 +74,13 @@ export function forecastMerges(state: EngineState, history: CiHistory, now: numb
   const running = state.runs.filter((r) => r.status === 'running' && !doomed(r));
   // Nothing new starts during a mode switch until the runs in flight end.
   const earliest = state.switchingToMode ? Math.max(now, ...running.map(finishOf)) : now;
-  const slots = new CiSlots(concurrency, duration, running.map(finishOf), earliest);
+  // A probe (engine/probes.ts) holds its slot until it finishes or its batch does (then it is cancelled).
+  const batchOf = new Map(running.map((run) => [run.id, run]));
+  const probing = (state.probes ?? []).filter((p) => p.status === 'running').map((p) => {
+    const batch = p.probeOf ? batchOf.get(p.probeOf) : undefined;
+    return batch ? Math.min(finishOf(p), finishOf(batch)) : finishOf(p);
+  });
+  const slots = new CiSlots(concurrency, duration, [...running.map(finishOf), ...probing], earliest);
 
   const lanes = new Lanes(single);
   // Slots of CI a failure costs the PRs behind it: the runs in flight behind it are rebuilt,

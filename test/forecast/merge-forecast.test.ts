@@ -46,6 +46,19 @@ test("a running run's PRs merge when it has run one CI duration (not before now)
   expect(inMinutes(forecastMerges(state, sure, 40 * MIN))).toEqual({ e1: 40, e2: 70, e3: 100 });
 });
 
+test('a probe holds its CI slot until it or its batch finishes: a PR waiting meanwhile starts then', () => {
+  let state = submittedAtZero({ concurrency: 2 }, 1);
+  const batch = state.runs[0] as EngineState['runs'][number];
+  // A probe of the run in flight took the idle slot at minute 10 (the engine starts one only when nothing waits).
+  state.probes = [{ ...batch, id: 'p', seq: state.nextRunSeq++, startedAt: 10 * MIN, probeOf: batch.id }];
+  state = decide(state, submitted(2), 15 * MIN).state;
+  expect(state.runs.filter((r) => r.status === 'running')).toHaveLength(1); // #2 waits for a slot.
+  // The batch ends at 30 (the probe would at 40): #2 starts then.
+  expect(inMinutes(forecastMerges(state, sure, 15 * MIN))).toEqual({ e1: 30, e2: 60 });
+  // Without the probe, the idle slot would be #2's now.
+  expect(inMinutes(forecastMerges({ ...state, probes: [] }, sure, 15 * MIN))).toEqual({ e1: 30, e2: 45 });
+});
+
 test('concurrency 2 halves the waves of a single queue', () => {
   const one = forecastMerges(submittedAtZero({ concurrency: 1 }, 8), sure, 0);
   const two = forecastMerges(submittedAtZero({ concurrency: 2 }, 8), sure, 0);
