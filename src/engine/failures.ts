@@ -3,7 +3,7 @@ import type { DecisionContext } from './context.js';
 import type { EngineEntry, EngineRun } from './model.js';
 import { LIKELY_BREAK, likelyToBreak, runOf } from './order.js';
 import { adoptProbes } from './probes.js';
-import { expectedAhead } from './run-validity.js';
+import { expectedAhead, reconcile } from './run-validity.js';
 import { breakChance, tuningOf } from './tuning.js';
 
 /**
@@ -44,8 +44,12 @@ export function decideFailures(ctx: DecisionContext): void {
     }
     bisect(ctx, run);
   }
-  // A probe that failed, adopted as a part just now (probes.ts), is split before anything is built on it.
-  if (state.runs.some((r) => r.status === 'failed' && !failed.includes(r))) decideFailures(ctx);
+  // A probe that failed, adopted as a part just now (probes.ts), is split before anything is built on it; judged only
+  // while it still tests what the queue would (another batch's split may have moved places since its adoption).
+  if (state.runs.some((r) => r.status === 'failed' && !failed.includes(r))) {
+    reconcile(ctx);
+    decideFailures(ctx);
+  }
 }
 
 /**
@@ -60,8 +64,6 @@ function bisect(ctx: DecisionContext, run: EngineRun): void {
   blameFailedBatch(ctx, run);
   const halves = ctx.state.config.tuning === 'adaptive' ? packParts(ctx, run) : evenParts(ctx, run);
   ctx.dropRun(run, 'bisecting');
-  // Parts already tested (or testing) ahead of the failure in idle slots take their probes' results.
-  adoptProbes(ctx, run, halves);
   ctx.emit({ type: 'pull_request_batch.failed', prNumbers: run.unit.map((h) => ctx.entry(h.entryId)?.prNumber ?? 0), runId: run.id, reason: 'failed_tests' });
   halves.forEach((heads, i) => {
     for (const head of heads) {
@@ -73,6 +75,9 @@ function bisect(ctx: DecisionContext, run: EngineRun): void {
       ctx.hint(entry.id, 'bisecting');
     }
   });
+  // Parts already tested (or testing) ahead of the failure in idle slots take their probes' results: once the parts
+  // have their places, and only a probe tested on what its part is tested on now.
+  adoptProbes(ctx, run, halves);
 }
 
 /** Parts of even size, in the batch's order, as many as bisectionConcurrency (at least two); a PR likely to break alone. */

@@ -3,6 +3,7 @@ import type { DecisionContext } from './context.js';
 import { MINUTE_MS, type AppliedHead, type EngineRun } from './model.js';
 import { packByRisk } from './failures.js';
 import { LIKELY_BREAK } from './order.js';
+import { isValid } from './run-validity.js';
 import { breakChance, tuningOf } from './tuning.js';
 
 /**
@@ -45,7 +46,9 @@ export function dropStaleProbes(ctx: DecisionContext): void {
   const limit = state.config.testingTimeoutMinutes * MINUTE_MS;
   for (const probe of [...state.probes]) {
     const batch = state.runs.find((r) => r.id === probe.probeOf);
-    if (!batch || batch.status !== 'running' || (probe.status === 'running' && ctx.now - probe.startedAt >= limit)) dropProbe(ctx, probe);
+    // A host outage does not count toward its time-out (settle.ts timeOut, for runs): its result could not be read.
+    const timedOut = probe.status === 'running' && !state.hostOutage && ctx.now - probe.startedAt >= limit;
+    if (!batch || batch.status !== 'running' || timedOut) dropProbe(ctx, probe);
   }
   // Concurrency lowered: probes go first.
   const over = state.runs.filter((r) => r.status === 'running').length + runningProbes(ctx) - state.config.concurrency;
@@ -101,6 +104,9 @@ export function startProbes(ctx: DecisionContext, slots: number): void {
     let ahead = [...batch.ahead];
     for (const part of parts) {
       if (slots <= 0) return;
+      // The last part on top of all the others holds the batch's whole content (in another order at most): it
+      // would tell nothing the batch does not.
+      if (ahead.length + part.length >= batch.ahead.length + batch.unit.length) break;
       const key = part.map(token).join();
       const existing = mine.find((p) => p.unit.map(token).join() === key);
       // A part that failed would not be built on: nor are the probes behind it.
@@ -130,15 +136,19 @@ export function startProbes(ctx: DecisionContext, slots: number): void {
 }
 
 /**
- * At bisection: the probes of the failed batch whose PRs are exactly one of
- * its parts become those parts' runs; the other probes go.
+ * At bisection, once the parts have their places: the probes of the failed
+ * batch whose PRs are exactly one of its parts, tested on what that part is
+ * tested on now, become those parts' runs; the other probes go. (A probe built
+ * on a PR that is no longer ahead of its part, e.g. another lane's PR or a
+ * part now placed behind it, may have failed for that PR.)
  */
 export function adoptProbes(ctx: DecisionContext, batch: EngineRun, parts: AppliedHead[][]): void {
   const mine = probesOf(ctx).filter((p) => p.probeOf === batch.id);
   if (mine.length === 0) return;
   const keys = new Set(parts.map((part) => part.map(token).join()));
+  const order = ctx.order();
   for (const probe of mine) {
-    if (!keys.has(probe.unit.map(token).join())) {
+    if (!keys.has(probe.unit.map(token).join()) || !isValid(ctx, order, probe)) {
       dropProbe(ctx, probe);
       continue;
     }

@@ -32,7 +32,10 @@ interface Kept {
  * status is kept only with the tenure it was read under, and used only while
  * that tenure lasts. A read during which a decision named its entry is not kept
  * (it may have read the entry before the decision wrote it). Ended PRs are not
- * kept: an upload for one is stored without any decision.
+ * kept: an upload for one is stored without any decision. Nor are NOT_READY
+ * ones: they wait for what a client sends (targets uploaded through another
+ * replica are stored at once, and decided only at the writer's next inbox poll),
+ * and the answer right after an upload must show it.
  */
 export class PullRequestStatusCache {
   private readonly kept: LRUCache<string, Kept>;
@@ -74,7 +77,7 @@ export class PullRequestStatusCache {
     if (kept?.tenure === tenure) return kept.status;
     const before = this.decisions;
     const status = await load();
-    if (!status || isTerminal(status.entry.state) || this.writer.writerTenure(queueId) !== tenure) return status;
+    if (!status || !mayKeep(status.entry) || this.writer.writerTenure(queueId) !== tenure) return status;
     const overlapped = (named: string) => (this.namedAt.get(named) ?? 0) > before;
     if (this.forgottenThrough > before || overlapped(`e:${status.entry.id}`) || overlapped(`p:${key}`)) return status;
     this.kept.set(key, { status, tenure });
@@ -99,12 +102,17 @@ export class PullRequestStatusCache {
       const kept = key === undefined ? undefined : this.kept.peek(key);
       if (key === undefined || !kept) continue;
       const written = this.lastWritten(entryId);
-      if (written && !isTerminal(written.state) && written.facts?.headSha === kept.status.entry.facts?.headSha) {
+      if (written && mayKeep(written) && written.facts?.headSha === kept.status.entry.facts?.headSha) {
         this.kept.set(key, { status: { entry: written, targets: kept.status.targets }, tenure: kept.tenure });
         this.keyOfEntry.set(entryId, key);
       } else this.kept.delete(key);
     }
   }
+}
+
+/** Whether an entry's status may be kept (see the class). */
+function mayKeep(entry: QueueEntryRecord): boolean {
+  return !isTerminal(entry.state) && entry.state !== 'NOT_READY';
 }
 
 function prKey(queueId: string, prNumber: number): string {

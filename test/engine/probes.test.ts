@@ -75,3 +75,82 @@ test('when the batch fails and so did the probe, the part is split again without
   expect(after).toEqual([[3], [4]]);
   expect(merges(q).map((m) => m.runId)).toEqual(['r1', 'r2']);
 });
+
+// Found in review: a probe is adopted only if it tested what its part is tested on now.
+const ended = (q: Driver) => q.log.flatMap((a) => (a.type === 'publish_status' && ['FAILED', 'MERGED'].includes(a.state) ? [`#${a.prNumber} ${a.state}`] : []));
+/** CI's truth: every run whose content holds the breaking PR fails. */
+const verdict = (q: Driver, run: EngineRun, breaking: string, at: number) =>
+  q.send({ type: 'run_finished', runId: run.id, passed: ![...run.ahead, ...run.unit].some((h) => h.entryId === breaking), failedChecks: ['ci'] }, at);
+
+test('parallel: a probe built on another lane’s breaking PR is not adopted for a part that no longer is; the innocent PR is not ejected', () => {
+  const q = queueDriver({ concurrency: 4, mode: 'parallel' });
+  const submitIn = (n: number, risk: number, targets: string[], at = 0) =>
+    q.send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`), risk, targets: { sha: `h${n}`, targets } }, at);
+  [1, 2, 3].forEach((n) => submitIn(n, 0.005, ['t3']));
+  submitIn(20, 0.005, ['t2']); // Breaks the build.
+  submitIn(10, 0.001, ['t1'], MINUTE);
+  submitIn(11, 0.01, ['t1', 't2'], MINUTE); // Overlaps #20's lane: the batch [#10, #11] is built on #20.
+  const runOfPr = (n: number) => started(q).find((r) => !r.probeOf && r.unit.length === 1 && r.unit[0]?.entryId === `e${n}`) as EngineRun;
+  [1, 2, 3].forEach((n, i) => {
+    q.send({ type: 'run_finished', runId: runOfPr(n).id, passed: true }, (30 + i) * MINUTE);
+    q.send({ type: 'merge_finished', runId: runOfPr(n).id, ok: true, newBaseSha: `base${n}` }, (30 + i) * MINUTE);
+  });
+  const batch = started(q).find((r) => !r.probeOf && r.unit.length > 1) as EngineRun;
+  const probes = started(q).filter((r) => r.probeOf === batch.id);
+  expect(probes.map((p) => [prs(p.ahead), prs(p.unit)])).toEqual([[[20], [10]]]);
+  // The probe reports first (failed, for #20), then the batch.
+  for (const p of probes) verdict(q, p, 'e20', 45 * MINUTE);
+  verdict(q, batch, 'e20', 50 * MINUTE);
+  expect(q.log.filter((a) => a.type === 'adopt_run')).toEqual([]);
+  expect(ended(q)).not.toContain('#10 FAILED');
+});
+
+test('single: a probe built on a PR now placed behind its part is not adopted; the innocent PR is not ejected', () => {
+  const q = queueDriver({ concurrency: 4 });
+  [1, 2, 3, 4].forEach((n) => submit(q, n, 0.005));
+  submit(q, 10, 0.01, MINUTE);
+  submit(q, 11, 0.02, MINUTE);
+  submit(q, 12, 0.03, MINUTE);
+  [1, 2, 3, 4].forEach((n, i) => {
+    q.send({ type: 'run_finished', runId: `r${n}`, passed: true }, (30 + i) * MINUTE);
+    q.send({ type: 'merge_finished', runId: `r${n}`, ok: true, newBaseSha: `base${n}` }, (30 + i) * MINUTE);
+  });
+  const batch = started(q).find((r) => !r.probeOf && r.unit.length > 1) as EngineRun;
+  const probes = started(q).filter((r) => r.probeOf === batch.id);
+  // #11's probe is built on #10's.
+  expect(probes.map((p) => [prs(p.ahead).filter((n) => n > 4), prs(p.unit)])).toEqual([
+    [[], [10]],
+    [[10], [11]],
+  ]);
+  // #10's risk rises (a re-submit with a hint): a failure now puts #11 first and #10 after it.
+  q.send({ type: 'priority_changed', entryId: 'e10', priority: 100, noBatch: false, risk: 0.025 }, 40 * MINUTE);
+  for (const p of probes) verdict(q, p, 'e10', 45 * MINUTE);
+  verdict(q, batch, 'e10', 50 * MINUTE);
+  // #11's probe failed for #10, which is no longer ahead of #11's part: not adopted, #11 is tested again.
+  expect(q.log).not.toContainEqual({ type: 'adopt_run', runId: probes[1]?.id });
+  expect(ended(q)).not.toContain('#11 FAILED');
+});
+
+test('no probe tests its batch’s whole content again (the last part on top of all the others)', () => {
+  const q = queueDriver({ concurrency: 6 });
+  for (let n = 1; n <= 6; n++) submit(q, n, 0.005);
+  [100, 101, 102].forEach((n) => submit(q, n, 0.005, MINUTE));
+  for (let n = 1; n <= 6; n++) {
+    q.send({ type: 'run_finished', runId: `r${n}`, passed: true }, (29 + n) * MINUTE);
+    q.send({ type: 'merge_finished', runId: `r${n}`, ok: true, newBaseSha: `base${n}` }, (29 + n) * MINUTE);
+  }
+  const content = (r: EngineRun) => [r.baseSha, ...prs(r.ahead), ...prs(r.unit).sort()].join();
+  const runs = started(q);
+  expect(runs.some((r) => r.probeOf)).toBe(true);
+  for (const probe of runs.filter((r) => r.probeOf)) expect(content(probe)).not.toBe(content(runs.find((b) => b.id === probe.probeOf) as EngineRun));
+});
+
+test('a host outage does not count toward a probe’s time-out: its run is not thrown away', () => {
+  const { q, probe } = batchWithProbe();
+  q.send({ type: 'host_unavailable', message: 'down' }, 40 * MINUTE);
+  const limit = q.state.config.testingTimeoutMinutes * MINUTE;
+  q.send({ type: 'tick' }, probe.startedAt + limit + MINUTE);
+  expect(q.log).not.toContainEqual({ type: 'cancel_run', runId: probe.id });
+  q.send({ type: 'host_recovered' }, probe.startedAt + limit + 2 * MINUTE);
+  expect(started(q).filter((r) => r.probeOf && r.id !== probe.id)).toEqual([]);
+});

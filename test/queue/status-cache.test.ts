@@ -113,6 +113,21 @@ test('a decision about a kept PR: the runner’s copy is taken, targets kept whi
   expect(w.reads()).toBe(4);
 });
 
+test('a NOT_READY PR is not kept: an upload through another replica is stored before the writer decides it', async () => {
+  const w = world();
+  w.stored.set(1, { entry: entry(1, 'NOT_READY'), targets: null });
+  expect((await w.read(1))?.targets).toBeNull();
+  // Another replica stored the upload (its input waits in the inbox for the writer's next poll).
+  w.stored.set(1, { entry: entry(1, 'NOT_READY'), targets: targets(1, '//a') });
+  expect((await w.read(1))?.targets?.targets).toEqual(['//a']);
+  expect(w.reads()).toBe(2);
+  // Admitted: kept from then on.
+  w.decide(entry(1, 'PENDING'));
+  await w.read(1);
+  await w.read(1);
+  expect(w.reads()).toBe(3);
+});
+
 test('an ended PR is not kept, and a decision that ends a kept one makes it read again', async () => {
   const w = world();
   w.stored.set(1, { entry: entry(1), targets: null });

@@ -150,3 +150,18 @@ test('once the marks are older than the window, neither prune nor a start-up rea
   expect(await db.stores.testRuns.countInProgress(queue.toHexString())).toBe(0);
   expect(await db.stores.testRuns.latestForPr(queue.toHexString(), 10)).toBeNull();
 });
+
+test('the catch-up points no PR at a probe not adopted (it decides nothing), and at one adopted', async () => {
+  await upgradedNow();
+  const runs = db.stores.testRuns;
+  const queueId = new ObjectId().toHexString();
+  const batch = await runs.insert(testRunFixture(queueId, { engineRunId: 'batch', testBranchSha: null, testedPullRequests: [pr(30), pr(31)], createdAt: ago(HOUR / 3) }));
+  const probe = await runs.insert(testRunFixture(queueId, { engineRunId: 'probe', testBranchSha: null, testedPullRequests: [pr(30)], createdAt: ago(HOUR / 4), probeOf: 'batch' }));
+  expect((await runs.latestForPr(queueId, 30))?.id).toBe(batch.id);
+  await runs.prune(new Date());
+  expect((await runs.latestForPr(queueId, 30))?.id).toBe(batch.id);
+  await runs.adoptProbe(probe.id);
+  expect((await runs.latestForPr(queueId, 30))?.id).toBe(probe.id);
+  await runs.prune(new Date());
+  expect((await runs.latestForPr(queueId, 30))?.id).toBe(probe.id);
+});

@@ -20,6 +20,7 @@ type Run = {
   status: string;
   testBranchSha: string | null;
   testedPrNumbers?: number[];
+  probeOf?: string | null;
   createdAt: Date;
   finishedAt: Date | null;
 };
@@ -106,7 +107,8 @@ export async function catchUpRuns(connection: Connection, now: Date): Promise<nu
       }
     }
     if (await mendCopy(Recent, Runs, run)) wrote = true;
-    if ((await pointPrsAt(Prs, run.queueId, run.testedPrNumbers ?? [], run)) > 0) wrote = true;
+    // A probe not adopted decides nothing: no PR's latest run (test-run-store.ts insert).
+    if (!run.probeOf && (await pointPrsAt(Prs, run.queueId, run.testedPrNumbers ?? [], run)) > 0) wrote = true;
     if (wrote) mended++;
   }
   return mended;
