@@ -1,5 +1,6 @@
 import type { QueueEntryRecord, QueueRecord, TestRunRecord } from '../domain/records.js';
 import type { EngineRun, EngineState } from '../engine/model.js';
+import { runsAndProbes } from '../engine/probes.js';
 import type { Stores } from '../ports/stores.js';
 import type { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { pullRequestViews, queueView } from '../queue/views.js';
@@ -29,7 +30,7 @@ export async function queueBoard(stores: Stores, queue: QueueRecord, state: Engi
   }
   const prNumberOf = new Map((state?.entries ?? []).map((e) => [e.id, e.prNumber]));
   // Probes too: they take CI slots like any run (each says which batch it probes).
-  const inFlight = state ? [...state.runs, ...(state.probes ?? [])] : [];
+  const inFlight = state ? runsAndProbes(state) : [];
   const runs = await Promise.all(inFlight.map(async (run) => boardRun(run, await stores.testRuns.findByEngineRunId(queue.id, run.id), prNumberOf)));
   return {
     queue: view,

@@ -4,7 +4,7 @@ import type { DecisionContext } from './context.js';
 import { normalizeBase } from './content.js';
 import type { EngineEntry, EngineEvent } from './model.js';
 import { runOf } from './order.js';
-import { finishProbe, forgetProbe } from './probes.js';
+import { finishProbe, forgetProbe, runsAndProbes } from './probes.js';
 
 /** Records what happened. Consequences (runs, merges) are settled afterwards. */
 export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
@@ -177,7 +177,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const outage = state.hostOutage;
       if (!outage) return;
       // Results could not be read during the outage: it does not count toward test timeouts.
-      for (const run of [...state.runs, ...(state.probes ?? [])]) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
+      for (const run of runsAndProbes(state)) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
       state.hostOutage = null;
       return;
     }

@@ -1,6 +1,6 @@
 import { token } from './content.js';
 import type { DecisionContext } from './context.js';
-import { MINUTE_MS, type AppliedHead, type EngineRun } from './model.js';
+import { MINUTE_MS, type AppliedHead, type EngineRun, type EngineState } from './model.js';
 import { packByRisk } from './failures.js';
 import { LIKELY_BREAK } from './order.js';
 import { isValid } from './run-validity.js';
@@ -24,6 +24,11 @@ import { breakChance, tuningOf } from './tuning.js';
 
 function probesOf(ctx: DecisionContext): EngineRun[] {
   return ctx.state.probes ?? [];
+}
+
+/** The queue's runs and its probes: what takes CI slots, is timed out, and is started again by a new writer. */
+export function runsAndProbes(state: EngineState): EngineRun[] {
+  return state.probes ? [...state.runs, ...state.probes] : state.runs;
 }
 
 /** Takes a probe out of the probes (a queue without any has no `probes`). */

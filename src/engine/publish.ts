@@ -2,6 +2,7 @@ import type { PullRequestState, StateChangeReason } from '../domain/pull-request
 import type { DecisionContext } from './context.js';
 import { entriesInOrder } from './entry-index.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
+import { runsAndProbes } from './probes.js';
 
 /** A queued entry's state follows from its run: stored facts, derived state. */
 function derivedState(entry: EngineEntry, run: EngineRun | undefined): PullRequestState {
@@ -64,7 +65,7 @@ export function publish(ctx: DecisionContext): void {
     const prNumbers = run.unit.map((h) => ctx.entry(h.entryId)?.prNumber).filter((n): n is number => n !== undefined);
     ctx.emit({ type: 'pull_request_batch.pending_failure', prNumbers, runId: run.id, isBisection: run.isBisection, reason: run.failureReason ?? 'failed_tests' });
   }
-  for (const run of [...state.runs, ...(state.probes ?? [])]) {
+  for (const run of runsAndProbes(state)) {
     if (run.status === 'running' && !state.hostOutage) ctx.wakeNoLaterThan(run.startedAt + state.config.testingTimeoutMinutes * MINUTE_MS);
   }
   if (ctx.wakeAt !== null) ctx.actions.push({ type: 'wake_at', at: ctx.wakeAt });

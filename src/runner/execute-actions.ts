@@ -212,8 +212,10 @@ export async function recordRunStart(ctx: ActionContext, run: EngineRun): Promis
   });
 }
 
-/** A cancelled run's record says so with the decision; the host hears of it in the background. */
-/** Records a run's end without a result; a run that timed out ends failed, and is returned as recorded. */
+/**
+ * Records a run's end without a result, with the decision (the host hears of it in the background); a run that
+ * timed out ends failed, and is returned as recorded.
+ */
 export async function recordRunCancelled(ctx: ActionContext, engineRunId: string, timedOut = false): Promise<TestRunRecord | null> {
   const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, engineRunId);
   if (record?.status !== 'in_progress') return null;

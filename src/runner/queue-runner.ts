@@ -17,6 +17,7 @@ import { ciHistoryOf, ciSamples, type CiHistory, type CiSample } from '../foreca
 import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
 import { entryIndex } from '../engine/entry-index.js';
+import { runsAndProbes } from '../engine/probes.js';
 import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
 import { StateElsewhere } from './state-elsewhere.js';
 import type { WaitingPullRequest } from './refresh-waiting-facts.js';
@@ -745,7 +746,7 @@ export class QueueRunner {
     // Runs whose start is still among the actions to carry out are started by those; the others again, once.
     const toStart = new Set(worker.unacted.flatMap((d) => d.actions.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []))));
     // Probes (engine/probes.ts) too: one never reported would hold its CI slot until the test timeout.
-    worker.resumeRuns = [...worker.state.runs, ...(worker.state.probes ?? [])].filter((run) => run.status === 'running' && !toStart.has(run.id));
+    worker.resumeRuns = runsAndProbes(worker.state).filter((run) => run.status === 'running' && !toStart.has(run.id));
     if (!loaded) await stores.engine.saveSnapshot(queueId, { version: 0, state: worker.state });
     // Database effects a previous writer decided but may not have recorded (each write is keyed: repeats change nothing).
     // Inputs a decision applied leave the inbox right after it is stored; a writer that died in between left them there.
