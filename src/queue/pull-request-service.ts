@@ -201,6 +201,7 @@ export function pullRequestService(
             const entry = await enqueue(queue, claimed.value, submitted, null, refresh);
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
+            if (withoutTargets) statusCache?.submitted(queue.id, ref.prNumber, entry.id);
             return succeed({ queue, entry, ...(withoutTargets ? { targets: null } : {}) });
           }
           // The PR's entry, or its submission waiting for a decision (another replica's writer decides it).

@@ -22,7 +22,8 @@ interface Kept {
 /**
  * The status of the enqueued PRs of queues this replica writes, kept in memory:
  * a CI client polling a PR's status costs no read of the database (the entry and
- * its targets were two reads a poll, the most frequent request there is).
+ * its targets were two reads a poll, the most frequent request there is). A PR
+ * submitted here is kept from its submit on (`submitted`): its first poll reads nothing either.
  *
  * Sound because the runner is the only writer of entries, and each decision it
  * records here names the entries it wrote and the PRs whose uploaded targets it
@@ -83,6 +84,20 @@ export class PullRequestStatusCache {
     this.kept.set(key, { status, tenure });
     this.keyOfEntry.set(status.entry.id, key);
     return status;
+  }
+
+  /**
+   * A PR this replica just submitted, known to have no targets for its head: kept as the runner's own copy of its
+   * entry (current while this replica writes the queue), so a CI client's first poll after its submit reads nothing.
+   * Nothing is kept where the runner's copy is gone, or for another replica's queue.
+   */
+  submitted(queueId: string, prNumber: number, entryId: string): void {
+    const tenure = this.writer.writerTenure(queueId);
+    const written = tenure === null ? null : this.lastWritten(entryId);
+    if (tenure === null || !written || written.prNumber !== prNumber || !mayKeep(written)) return;
+    const key = prKey(queueId, prNumber);
+    this.kept.set(key, { status: { entry: written, targets: null }, tenure });
+    this.keyOfEntry.set(entryId, key);
   }
 
   /**

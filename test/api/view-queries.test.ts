@@ -211,3 +211,20 @@ test('what no decision names (an entry written whole, as an import or a submit o
   await new Promise((resolve) => setTimeout(resolve, 350));
   expect(await shown()).toEqual([1, 9, 2]); // In submission order.
 });
+
+test("a PR's first status read after its submit on the replica that writes its queue reads nothing but the token, and shows what the database holds", async () => {
+  const call = callsOn('first-poll');
+  const { id: queueId } = await call('/v1/createQueue', {});
+  await call('/v1/updateQueue', { state: 'PAUSED' });
+  await call('/v1/submitPullRequest', { pr: { number: 1 } });
+  await h.app.queueRunner.settled(queueId);
+  counting = new Map();
+  const view = await call('/v1/getSubmittedPullRequest', { pr: { number: 1 } });
+  const counted = counting;
+  counting = null;
+  const reads = Object.fromEntries(['api_tokens', 'queue_entry_keys', 'queue_entries', 'impacted_target_sets', 'impacted_target_heads'].map((c) => [c, counted.get(c) ?? 0]));
+  expect(reads).toEqual({ api_tokens: 1, queue_entry_keys: 0, queue_entries: 0, impacted_target_sets: 0, impacted_target_heads: 0 });
+  const stored = await h.stores.entries.find(queueId, 1);
+  expect({ state: view.state, prSha: view.prSha, impactedTargets: view.impactedTargets }).toEqual({ state: stored?.state, prSha: stored?.facts?.headSha, impactedTargets: undefined });
+  expect(view.state).toBe('PENDING');
+});

@@ -163,3 +163,38 @@ test('a read overlapped by a decision naming its entry is not kept; one naming a
   expect((await w.read(2))?.entry.state).toBe('PENDING'); // Kept.
   expect(w.reads()).toBe(1);
 });
+
+test("a submit answered here keeps the runner's copy of its entry: the first poll reads nothing and follows later decisions", async () => {
+  const w = world();
+  w.decide(entry(1, 'PENDING'));
+  w.cache.submitted(QUEUE, 1, 'entry1');
+  expect((await w.read(1))?.entry.state).toBe('PENDING');
+  expect(w.reads()).toBe(0);
+  w.decide(entry(1, 'TESTING'));
+  expect((await w.read(1))?.entry.state).toBe('TESTING');
+  expect(w.reads()).toBe(0);
+  w.decide(entry(1, 'MERGED')); // Ended: no longer kept, read from the database.
+  expect((await w.read(1))?.entry.state).toBe('MERGED');
+  expect(w.reads()).toBe(1);
+});
+
+test('a submit keeps nothing where the runner has no copy, for NOT_READY, or on a replica that does not write the queue', async () => {
+  const w = world();
+  w.stored.set(1, { entry: entry(1), targets: null }); // Stored, but not written by this process's runner.
+  w.cache.submitted(QUEUE, 1, 'entry1');
+  await w.read(1);
+  expect(w.reads()).toBe(1);
+  w.decide(entry(2, 'NOT_READY'));
+  w.cache.submitted(QUEUE, 2, 'entry2');
+  await w.read(2);
+  expect(w.reads()).toBe(2);
+  w.decide(entry(3, 'PENDING'));
+  w.setTenure(null);
+  w.cache.submitted(QUEUE, 3, 'entry3');
+  w.setTenure({});
+  await w.read(3);
+  expect(w.reads()).toBe(3);
+  w.cache.submitted(QUEUE, 4, 'entry3'); // Another PR's entry id: not kept under this PR.
+  expect(await w.read(4)).toBeNull();
+  expect(w.reads()).toBe(4);
+});
