@@ -70,7 +70,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       applyFacts(ctx, event);
       return;
     case 'run_finished': {
-      if (finishProbe(ctx, event.runId, event.passed && !event.conflictEntryId, [...(event.failedChecks ?? [])])) return;
+      if (finishProbe(ctx, event.runId, event.passed, [...(event.failedChecks ?? [])], event.conflictEntryId !== undefined)) return;
       const run = state.runs.find((r) => r.id === event.runId);
       if (!run || run.status !== 'running') return; // Stale: the run was cancelled or replaced.
       run.finishedAt = ctx.now;

@@ -153,7 +153,9 @@ export function adoptProbes(ctx: DecisionContext, batch: EngineRun, parts: Appli
   const keys = new Set(parts.map((part) => part.map(token).join()));
   const order = ctx.order();
   for (const probe of mine) {
-    if (!keys.has(probe.unit.map(token).join()) || !isValid(ctx, order, probe)) {
+    // A probe that hit a merge conflict is not a verdict on its part's tests: the part is tested as a run of its own,
+    // whose conflict ejects the PR that conflicts as such (adopted, it would eject a lone PR as failed_tests).
+    if (probe.failureReason === 'merge_conflict' || !keys.has(probe.unit.map(token).join()) || !isValid(ctx, order, probe)) {
       dropProbe(ctx, probe);
       continue;
     }
@@ -165,14 +167,15 @@ export function adoptProbes(ctx: DecisionContext, batch: EngineRun, parts: Appli
 }
 
 /** A probe's result (apply-event run_finished): kept until its batch's outcome says whether it is used. */
-export function finishProbe(ctx: DecisionContext, runId: string, passed: boolean, failedChecks: string[]): boolean {
+export function finishProbe(ctx: DecisionContext, runId: string, passed: boolean, failedChecks: string[], conflict = false): boolean {
   const probe = probesOf(ctx).find((p) => p.id === runId);
   if (!probe) return false;
   if (probe.status !== 'running') return true;
   probe.finishedAt = ctx.now;
-  probe.status = passed ? 'passed' : 'failed';
-  probe.failedChecks = passed ? [] : failedChecks;
-  probe.failureReason = passed ? null : 'failed_tests';
+  probe.status = passed && !conflict ? 'passed' : 'failed';
+  probe.failedChecks = passed && !conflict ? [] : failedChecks;
+  // A conflict is kept as one: such a probe is never adopted (see adoptProbes), it only stops the probes behind it.
+  probe.failureReason = conflict ? 'merge_conflict' : passed ? null : 'failed_tests';
   return true;
 }
 

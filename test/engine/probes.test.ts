@@ -76,6 +76,19 @@ test('when the batch fails and so did the probe, the part is split again without
   expect(merges(q).map((m) => m.runId)).toEqual(['r1', 'r2']);
 });
 
+test('a probe that hit a merge conflict is not adopted: its part is tested as a run of its own, whose conflict ejects the PR as a conflict', () => {
+  const { q, batch, probe } = batchWithProbe();
+  q.send({ type: 'run_finished', runId: probe.id, passed: false, failedChecks: ['merge conflict'], conflictEntryId: 'e4' }, 55 * MINUTE);
+  const before = started(q).length;
+  q.send({ type: 'run_finished', runId: batch.id, passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
+  expect(q.log.filter((a) => a.type === 'adopt_run')).toEqual([]);
+  const part = started(q).slice(before).find((r) => prs(r.unit).join() === '3,4,5,6');
+  expect(part && part.id).not.toBe(probe.id);
+  q.send({ type: 'run_finished', runId: (part as EngineRun).id, passed: false, failedChecks: ['merge conflict'], conflictEntryId: 'e4' }, 90 * MINUTE);
+  expect(q.log).toContainEqual(expect.objectContaining({ type: 'publish_status', prNumber: 4, state: 'FAILED', reason: 'merge_conflict' }));
+  expect(q.log.filter((a) => a.type === 'publish_status' && a.state === 'FAILED' && a.reason === 'failed_tests').map((a) => (a as { prNumber: number }).prNumber)).not.toContain(4);
+});
+
 // Found in review: a probe is adopted only if it tested what its part is tested on now.
 const ended = (q: Driver) => q.log.flatMap((a) => (a.type === 'publish_status' && ['FAILED', 'MERGED'].includes(a.state) ? [`#${a.prNumber} ${a.state}`] : []));
 /** CI's truth: every run whose content holds the breaking PR fails. */
