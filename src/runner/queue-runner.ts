@@ -13,7 +13,8 @@ import { executeHostAction, isHostAction, type ActionContext } from './execute-a
 import { entriesRecorded, recordDecision, targetsDecided } from './record-decision.js';
 import { hostSteps, supersededStatuses } from './host-steps.js';
 import { decideInputs, loadState, PoisonInput, positionsOf, SettleFailed } from './decide-inputs.js';
-import { ciHistoryOf, ciSamples, type CiHistory, type CiSample } from '../forecast/ci-history.js';
+import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.js';
+import { CiHistoryKeeper } from './ci-history-keeper.js';
 import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
 import { entryIndex } from '../engine/entry-index.js';
@@ -89,13 +90,8 @@ interface QueueWorker {
   queued: { version: number; entries: EngineEntry[] } | null;
   /** Forecast merge times of the current state, computed once per version (and CI history) when asked. */
   forecast?: { version: number; history: CiHistory; byEntry: MergeForecast };
-  /**
-   * The queue's CI over the last day, for the forecast: the samples of its finished runs as read (at most every
-   * CI_HISTORY_TTL_MS), with those this writer recorded since added, and the history they give.
-   */
-  ciHistory?: { readAt: number; samples: CiSample[]; history: CiHistory };
-  /** Counts the times a recorded run made the CI history stale: a read begun before one is not kept after it. */
-  ciHistoryStaled: number;
+  /** The queue's CI over the last day, for the forecast (read now and then, added to by each run result recorded). */
+  ciHistory: CiHistoryKeeper;
 }
 
 /** A queue's forecast merge times (epoch ms by entry id) and the CI history they rest on. */
@@ -106,12 +102,7 @@ export interface QueueForecast {
   samples: number;
 }
 
-/**
- * The forecast's CI history: runs of the last day. Read again every ten minutes (runs leave the window; a run
- * recorded by an earlier writer); between reads the writer adds each run whose result it records. It used to read
- * it again after each such run: on the local FerretDB that query reads every recent run whole (a run lists its
- * PRs), and with two queues landing all day it took most of the database's time (755 ms a read, 8 reads a second).
- */
+/** The forecast's CI history: runs of the last day, read again every ten minutes (see CiHistoryKeeper). */
 const CI_HISTORY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const CI_HISTORY_TTL_MS = 10 * 60_000;
 
@@ -361,39 +352,22 @@ export class QueueRunner {
 
   private async forecastOf(worker: QueueWorker): Promise<QueueForecast> {
     const now = this.now();
-    let ciHistory = worker.ciHistory;
-    if (!ciHistory || now - ciHistory.readAt > CI_HISTORY_TTL_MS) {
-      const staled = worker.ciHistoryStaled;
-      const samples = await this.ciSamplesOf(worker.queueId);
-      ciHistory = { readAt: now, samples, history: ciHistoryOf(samples) };
-      // A run recorded while this read was under way may be missing from it: used for this answer, not kept.
-      if (worker.ciHistoryStaled === staled) worker.ciHistory = ciHistory;
-    }
+    const ciHistory = await worker.ciHistory.current();
     if (worker.forecast?.version !== worker.version || worker.forecast.history !== ciHistory.history) {
       worker.forecast = { version: worker.version, history: ciHistory.history, byEntry: forecastMerges(worker.state, ciHistory.history, now, this.decidedOrder(worker)) };
     }
     return { byEntry: worker.forecast.byEntry, history: ciHistory.history, samples: ciHistory.samples.length };
   }
 
-  /** The samples of the queue's runs finished over the last day (median duration and failure share come from them). */
-  private async ciSamplesOf(queueId: string): Promise<CiSample[]> {
-    return ciSamples(await this.options.stores.testRuns.listFinishedSince(queueId, new Date(this.now() - CI_HISTORY_WINDOW_MS)));
+  /** The queue's runs finished over the last day (median duration and failure share come from them). */
+  private finishedRunsOf(queueId: string): Promise<TestRunRecord[]> {
+    return this.options.stores.testRuns.listFinishedSince(queueId, new Date(this.now() - CI_HISTORY_WINDOW_MS));
   }
 
   /** The queue's CI over the last day: median run duration and failure share (and how many runs said so). */
   private async ciHistory(queueId: string): Promise<{ history: CiHistory; samples: number }> {
-    const samples = await this.ciSamplesOf(queueId);
+    const samples = ciSamples(await this.finishedRunsOf(queueId));
     return { history: ciHistoryOf(samples), samples: samples.length };
-  }
-
-  /** Runs whose results a decision recorded join the CI history the forecast rests on, at once and without a read. */
-  private addToCiHistory(worker: QueueWorker, finishedRuns: readonly TestRunRecord[]): void {
-    if (finishedRuns.length === 0) return;
-    worker.ciHistoryStaled++; // A read under way may have missed them: its result is not kept.
-    const kept = worker.ciHistory;
-    if (!kept) return; // The next read has them.
-    const samples = [...kept.samples, ...ciSamples(finishedRuns)];
-    worker.ciHistory = { readAt: kept.readAt, samples, history: ciHistoryOf(samples) };
   }
 
   /** A queue's state changes in place for a decision not yet recorded: readers of it (`recordedWorker`) wait. */
@@ -657,13 +631,12 @@ export class QueueRunner {
       try {
         // The inputs leave the inbox while the decision is recorded: both are done before anyone is answered
         // (a reload acknowledges what the log holds, and records it again, if either fails).
-        // A history read that overlaps the recording of a run's result may or may not find it: not kept (else the
-        // run could be counted twice, read and then added).
-        if (decided.actions.some((a) => a.type === 'record_test_result' || (a.type === 'cancel_run' && a.timedOut))) worker.ciHistoryStaled++;
+        // A finished run, once recorded, joins the CI history the forecast rests on (a history read that overlaps
+        // its recording may or may not find it: not kept, see CiHistoryKeeper).
+        const recordsRuns = decided.actions.some((a) => a.type === 'record_test_result' || (a.type === 'cancel_run' && a.timedOut));
+        if (recordsRuns) worker.ciHistory.recordingRuns();
         const [, recorded] = await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
-        // A finished run, now recorded, changes the CI history the forecast rests on (added once recorded: a read
-        // made meanwhile would not have it yet).
-        this.addToCiHistory(worker, recorded.finishedRuns);
+        if (recordsRuns) worker.ciHistory.recordedRuns(recorded.finishedRuns);
         // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
         await engine.advanceCursor(queueId, 'recordedThrough', version);
         this.tellRecorded({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions), targetsOf: targetsDecided(items) });
@@ -733,7 +706,7 @@ export class QueueRunner {
       outage: null,
       places: null,
       queued: null,
-      ciHistoryStaled: 0,
+      ciHistory: new CiHistoryKeeper(() => this.finishedRunsOf(queueId), this.now, CI_HISTORY_TTL_MS),
     };
     // An outage a previous writer reported is this writer's until a host action succeeds and says it ended: started
     // afresh, the engine would wait for a recovery nobody reports (it starts and merges nothing meanwhile).
