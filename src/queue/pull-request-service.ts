@@ -130,12 +130,18 @@ export function pullRequestService(
     return (decidedHere ? stores.entries.lastWritten(entry.id) : null) ?? (await stores.entries.findById(entry.id)) ?? entry;
   }
 
-  /** Hands a (re-)submitted entry to the runner and answers what the engine made of it. */
-  async function enqueue(queue: QueueRecord, entry: QueueEntryRecord, submitted: SubmittedEvent, attempt: number | null, refresh: boolean): Promise<QueueEntryRecord> {
+  /** Hands a (re-)submitted entry to the runner and answers what the engine made of it (and whether it was decided here). */
+  async function enqueue(
+    queue: QueueRecord,
+    entry: QueueEntryRecord,
+    submitted: SubmittedEvent,
+    attempt: number | null,
+    refresh: boolean,
+  ): Promise<{ entry: QueueEntryRecord; decidedHere: boolean }> {
     const decidedHere = await runner.dispatch(queue.id, attempt === null ? submitted : { type: 'resubmitted', attempt, submitted });
     // After the submit, so the facts read in the background find the engine holding the entry.
     if (refresh) await runner.record(queue.id, { type: 'refresh_pull_request', prNumber: entry.prNumber });
-    return entryAfter(entry, decidedHere);
+    return { entry: await entryAfter(entry, decidedHere), decidedHere };
   }
 
   /** Stores an upload of a PR's impacted targets and tells the engine when it holds the PR. */
@@ -176,6 +182,8 @@ export function pullRequestService(
         const refresh = facts.value === null;
 
         for (;;) {
+          // Before the targets are read: a decision that takes in an upload for the PR after this is seen by the status cache.
+          const mark = statusCache?.mark(queue.id);
           // Read while the entry is written: they need only the head, and most submits insert.
           const targets = engineTargets(stores, queue.id, ref.prNumber, facts.value?.headSha);
           targets.catch(() => undefined); // Awaited below when the insert succeeds; a failed insert ends the request first.
@@ -198,10 +206,10 @@ export function pullRequestService(
           });
           if (claimed.ok) {
             const submitted = pinned(await submittedEvent(queue, claimed.value, facts.value, priority, noBatch, ref.riskHint, targets));
-            const entry = await enqueue(queue, claimed.value, submitted, null, refresh);
+            const { entry, decidedHere } = await enqueue(queue, claimed.value, submitted, null, refresh);
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
-            if (withoutTargets) statusCache?.submitted(queue.id, ref.prNumber, entry.id);
+            if (withoutTargets && decidedHere && mark) statusCache?.submitted(mark, ref.prNumber, entry.id);
             return succeed({ queue, entry, ...(withoutTargets ? { targets: null } : {}) });
           }
           // The PR's entry, or its submission waiting for a decision (another replica's writer decides it).
@@ -220,7 +228,7 @@ export function pullRequestService(
             // (a remote host: the runner reads them): the last attempt's are of a head the PR may have left since (it
             // failed, its author pushed a fix), and a push after the submission cancels it.
             const submitted = pinned(await submittedEvent(queue, existing, facts.value, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : Promise.resolve(null)));
-            return succeed({ queue, entry: await enqueue(queue, existing, submitted, existing.attempt + 1, refresh) });
+            return succeed({ queue, entry: (await enqueue(queue, existing, submitted, existing.attempt + 1, refresh)).entry });
           }
           // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so a submission never
           // decided (its writer died before storing the decision) is taken in now.

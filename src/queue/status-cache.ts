@@ -86,16 +86,27 @@ export class PullRequestStatusCache {
     return status;
   }
 
+  /** Where a submit begins (before it reads the PR's targets): what `submitted` checks the decisions since against. */
+  mark(queueId: string): SubmitMark {
+    return { queueId, decisions: this.decisions, tenure: this.writer.writerTenure(queueId) };
+  }
+
   /**
-   * A PR this replica just submitted, known to have no targets for its head: kept as the runner's own copy of its
-   * entry (current while this replica writes the queue), so a CI client's first poll after its submit reads nothing.
-   * Nothing is kept where the runner's copy is gone, or for another replica's queue.
+   * A PR this replica just submitted, its submit decided here and its head known to have no targets: kept as the
+   * runner's own copy of its entry (current while this replica writes the queue), so a CI client's first poll after
+   * its submit reads nothing. Not kept if, since `mark`, a decision took in targets for the PR (an upload through
+   * another replica, decided in the submit's round or after it), the tenure changed (a new writer's replayed
+   * decisions are not told here), or namings were forgotten; nor where the runner's copy is gone. (An upload another
+   * replica stored between the submit's read of targets and its claim is told to no one, the engine included: the
+   * engine decides with the targets the submit read, and so does this status.)
    */
-  submitted(queueId: string, prNumber: number, entryId: string): void {
-    const tenure = this.writer.writerTenure(queueId);
-    const written = tenure === null ? null : this.lastWritten(entryId);
-    if (tenure === null || !written || written.prNumber !== prNumber || !mayKeep(written)) return;
+  submitted(mark: SubmitMark, prNumber: number, entryId: string): void {
+    const { queueId, tenure } = mark;
+    if (tenure === null || this.writer.writerTenure(queueId) !== tenure) return;
     const key = prKey(queueId, prNumber);
+    if (this.forgottenThrough > mark.decisions || (this.namedAt.get(`p:${key}`) ?? 0) > mark.decisions) return;
+    const written = this.lastWritten(entryId);
+    if (!written || written.prNumber !== prNumber || !mayKeep(written)) return;
     this.kept.set(key, { status: { entry: written, targets: null }, tenure });
     this.keyOfEntry.set(entryId, key);
   }
@@ -123,6 +134,13 @@ export class PullRequestStatusCache {
       } else this.kept.delete(key);
     }
   }
+}
+
+/** A submit's starting point (PullRequestStatusCache.mark). */
+export interface SubmitMark {
+  queueId: string;
+  decisions: number;
+  tenure: object | null;
 }
 
 /** Whether an entry's status may be kept (see the class). */

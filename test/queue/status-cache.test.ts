@@ -166,8 +166,9 @@ test('a read overlapped by a decision naming its entry is not kept; one naming a
 
 test("a submit answered here keeps the runner's copy of its entry: the first poll reads nothing and follows later decisions", async () => {
   const w = world();
+  const mark = w.cache.mark(QUEUE);
   w.decide(entry(1, 'PENDING'));
-  w.cache.submitted(QUEUE, 1, 'entry1');
+  w.cache.submitted(mark, 1, 'entry1');
   expect((await w.read(1))?.entry.state).toBe('PENDING');
   expect(w.reads()).toBe(0);
   w.decide(entry(1, 'TESTING'));
@@ -181,20 +182,39 @@ test("a submit answered here keeps the runner's copy of its entry: the first pol
 test('a submit keeps nothing where the runner has no copy, for NOT_READY, or on a replica that does not write the queue', async () => {
   const w = world();
   w.stored.set(1, { entry: entry(1), targets: null }); // Stored, but not written by this process's runner.
-  w.cache.submitted(QUEUE, 1, 'entry1');
+  w.cache.submitted(w.cache.mark(QUEUE), 1, 'entry1');
   await w.read(1);
   expect(w.reads()).toBe(1);
   w.decide(entry(2, 'NOT_READY'));
-  w.cache.submitted(QUEUE, 2, 'entry2');
+  w.cache.submitted(w.cache.mark(QUEUE), 2, 'entry2');
   await w.read(2);
   expect(w.reads()).toBe(2);
-  w.decide(entry(3, 'PENDING'));
   w.setTenure(null);
-  w.cache.submitted(QUEUE, 3, 'entry3');
+  const elsewhere = w.cache.mark(QUEUE);
   w.setTenure({});
+  w.decide(entry(3, 'PENDING'));
+  w.cache.submitted(elsewhere, 3, 'entry3');
   await w.read(3);
   expect(w.reads()).toBe(3);
-  w.cache.submitted(QUEUE, 4, 'entry3'); // Another PR's entry id: not kept under this PR.
+  w.cache.submitted(w.cache.mark(QUEUE), 4, 'entry3'); // Another PR's entry id: not kept under this PR.
   expect(await w.read(4)).toBeNull();
   expect(w.reads()).toBe(4);
+});
+
+// Found in review: targets uploaded through another replica, decided after the submit read none, must show.
+test('a submit keeps nothing when a decision took in targets for the PR since it began, or the tenure changed meanwhile', async () => {
+  const w = world();
+  const mark = w.cache.mark(QUEUE);
+  w.decide(entry(1));
+  w.stored.set(1, { entry: entry(1), targets: targets(1, '//a') });
+  w.decide(entry(1), { uploaded: true });
+  w.cache.submitted(mark, 1, 'entry1');
+  expect((await w.read(1))?.targets?.targets).toEqual(['//a']);
+  expect(w.reads()).toBe(1);
+  const before = w.cache.mark(QUEUE);
+  w.decide(entry(2));
+  w.setTenure({}); // Another tenure began: decisions a new writer replays are not told here.
+  w.cache.submitted(before, 2, 'entry2');
+  await w.read(2);
+  expect(w.reads()).toBe(2);
 });
