@@ -622,8 +622,6 @@ export class QueueRunner {
       }
       worker.version = version;
       worker.queued = decided.queued ? { version, entries: decided.queued } : null;
-      // As the log holds it (JSON), for the host-action loop.
-      worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
       if (!together) this.oneByOne.delete(queueId); // Decided: the next inputs go together again.
       this.undecidable.delete(queueId);
       for (const item of items) this.options.metrics?.engineDecisions.inc({ event: item.input.type });
@@ -639,6 +637,10 @@ export class QueueRunner {
         if (recordsRuns) worker.ciHistory.recordedRuns(recorded.finishedRuns);
         // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
         await engine.advanceCursor(queueId, 'recordedThrough', version);
+        // As the log holds it (JSON), for the host-action loop, once recorded: a loop already busy takes it at its next
+        // turn, and its host actions read what the record wrote (a run started from a decision still being recorded
+        // described its PRs from entries not written yet, as PR #0).
+        worker.unacted.push(JSON.parse(JSON.stringify(decision)) as StoredDecision);
         this.tellRecorded({ queueId, from: version - 1, to: version, entryIds: entriesRecorded(items, decided.actions), targetsOf: targetsDecided(items) });
         await this.syncQueueRecord(worker);
       } catch (error) {
