@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SecretBox } from './secret-box.js';
 
@@ -51,14 +51,20 @@ async function readKeyFile(path: string): Promise<Buffer | null> {
 async function createKeyFile(path: string): Promise<Buffer> {
   await mkdir(dirname(path), { recursive: true });
   const key = randomBytes(SecretBox.KEY_BYTES);
+  // Written whole under a name of its own, then linked into place: the link fails if the file exists, so processes
+  // starting together keep whichever key was linked first, and none reads the file half written (created with 'wx'
+  // and then written, a replica starting beside the one creating it once read it empty and stopped).
+  const draft = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(draft, `${key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
   try {
-    // 'wx': two processes starting together keep whichever key was written first.
-    await writeFile(path, `${key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+    await link(draft, path);
     return key;
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
     const existing = await readKeyFile(path);
     if (!existing) throw error;
     return existing;
+  } finally {
+    await unlink(draft).catch(() => undefined);
   }
 }

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Types, type Connection } from 'mongoose';
+import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import { isDuplicateKeyError } from './errors.js';
 import type { TestRunRecord } from '../../domain/records.js';
-import type { TestRunStore } from '../../ports/stores.js';
+import type { TestRunChange, TestRunStore } from '../../ports/stores.js';
 import { testRunModel } from './models/test-run.js';
 import { testRunPrModel } from './models/test-run-pr.js';
 import { testRunRecentModel } from './models/test-run-recent.js';
@@ -40,6 +41,31 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
     if (!id) throw new Error(`not a queue id: ${queueId}`);
     return id;
   };
+  /**
+   * Changes to one run, one at a time in this process. The local FerretDB applies an update by reading the document
+   * and writing it back whole, so two at once can lose one; the runner makes two at once when the host-action loop
+   * stores the test branch of a run that a decision is cancelling (the run stayed `in_progress`). The runner alone
+   * changes runs, in the process that writes their queue.
+   */
+  const changes = new KeyedMutex();
+  /** A run's change (see `changes`): its sha's pointer first, then the run, then its copy. */
+  const updateRun = async (_id: Types.ObjectId, change: TestRunChange): Promise<void> => {
+    if (typeof change.testBranchSha === 'string') {
+      // The pointer first, as in insert; it names the run's queue, read here by _id.
+      const run = await Runs.findById(_id, { queueId: 1 }).lean<{ queueId: Types.ObjectId }>();
+      if (!run) return;
+      await pointShaAt(Shas, change.testBranchSha, [{ queueId: run.queueId, runId: _id }]);
+    }
+    await Runs.updateOne({ _id }, { $set: change });
+    // The run before its copy: a run finishing is still in progress for readers of the copies until the run says
+    // otherwise, never the reverse (a failure between leaves a copy in progress, which pruning mends from the run).
+    const copy = await Recent.updateOne({ _id }, { $set: change });
+    if (copy.matchedCount === 0) {
+      // A run with no copy (pruned, finished long ago) gets one as it is now; pruning decides whether it stays.
+      const doc = await Runs.findById(_id).lean();
+      if (doc) await copyRun(Recent, doc);
+    }
+  };
 
   return {
     async insert(run) {
@@ -76,8 +102,10 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
     async adoptProbe(id) {
       const _id = parseObjectId(id);
       if (!_id) return;
-      await Runs.updateOne({ _id }, { $set: { probeOf: null } });
-      await Recent.updateOne({ _id }, { $set: { probeOf: null } });
+      await changes.run(_id.toHexString(), async () => {
+        await Runs.updateOne({ _id }, { $set: { probeOf: null } });
+        await Recent.updateOne({ _id }, { $set: { probeOf: null } });
+      });
       // After the run says so, as in insert; repeated (a replayed decision), it moves nothing.
       const run = await Runs.findById(_id).lean<Doc>();
       if (run) await pointPrsAt(Prs, run.queueId, run.testedPrNumbers ?? [], run);
@@ -92,21 +120,7 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
     async update(id, change) {
       const _id = parseObjectId(id);
       if (!_id) return;
-      if (typeof change.testBranchSha === 'string') {
-        // The pointer first, as in insert; it names the run's queue, read here by _id.
-        const run = await Runs.findById(_id, { queueId: 1 }).lean<{ queueId: Types.ObjectId }>();
-        if (!run) return;
-        await pointShaAt(Shas, change.testBranchSha, [{ queueId: run.queueId, runId: _id }]);
-      }
-      await Runs.updateOne({ _id }, { $set: change });
-      // The run before its copy: a run finishing is still in progress for readers of the copies until the run says
-      // otherwise, never the reverse (a failure between leaves a copy in progress, which pruning mends from the run).
-      const copy = await Recent.updateOne({ _id }, { $set: change });
-      if (copy.matchedCount === 0) {
-        // A run with no copy (pruned, finished long ago) gets one as it is now; pruning decides whether it stays.
-        const doc = await Runs.findById(_id).lean();
-        if (doc) await copyRun(Recent, doc);
-      }
+      await changes.run(_id.toHexString(), () => updateRun(_id, change));
     },
     async findById(queueId, id) {
       const _id = parseObjectId(id);
