@@ -45,7 +45,8 @@ function run(script: string, args: string[], env: Record<string, string>): { chi
   let output = '';
   child.stdout?.on('data', (d) => (output += String(d)));
   child.stderr?.on('data', (d) => (output += String(d)));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': at exit the output may not all be read yet (tests read it once the process ended).
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, output: () => output, exit };
 }
 
@@ -54,7 +55,8 @@ async function cli(args: string[], env: Record<string, string>): Promise<{ code:
   let stdout = '';
   child.stdout.on('data', (d) => (stdout += String(d)));
   child.stderr.resume();
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close', not 'exit': at exit the output may not all be read yet.
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { code, stdout };
 }
 
