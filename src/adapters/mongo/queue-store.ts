@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import { SharedReads } from '../../concurrency/shared-reads.js';
 import type { Connection, Types } from 'mongoose';
 import { DEFAULT_STALL_ALERT_MINUTES, type QueueConfig } from '../../domain/queue-config.js';
@@ -70,6 +71,14 @@ export function mongoQueueStore(connection: Connection): QueueStore {
    * is neither shared nor remembered after it.
    */
   const reading = new SharedReads<string, QueueRecord | null>();
+  /**
+   * Changes to one queue record, one at a time in this process. It has two writers: the operator's settings and
+   * state (queue-service), and the notes its runner keeps on it (an outage, a blocked landing, a stall, a mode
+   * switch). The local FerretDB applies an update by reading the document and writing it back whole, so two at
+   * once could lose one: an operator's new settings were once lost to a note. (Across replicas this holds only on
+   * MongoDB, whose updates are atomic per document.)
+   */
+  const changes = new KeyedMutex();
   let generation = 0;
   const changed = () => {
     generation++;
@@ -138,9 +147,11 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       if (change.stalled !== undefined) set.stalled = change.stalled;
       if (change.configFile !== undefined) set.configFile = change.configFile;
       const update = Object.keys(unset).length > 0 ? { $set: set, $unset: unset } : { $set: set };
-      await Queues.updateOne({ _id }, update);
-      changed();
-      const doc = await Queues.findById(_id).lean<Doc>();
+      const doc = await changes.run(_id.toHexString(), async () => {
+        await Queues.updateOne({ _id }, update);
+        changed();
+        return Queues.findById(_id).lean<Doc>();
+      });
       const record = doc ? toRecord(doc) : null;
       if (record) recent.delete(recentKey(record.repo, record.targetBranch));
       return record;
