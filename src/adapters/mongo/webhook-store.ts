@@ -1,3 +1,4 @@
+import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import type { Connection } from 'mongoose';
 import { orgKey } from '../../domain/repo.js';
 import type { RepoRef } from '../../domain/repo.js';
@@ -92,6 +93,13 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
     return doc ? toClaim(doc) : null;
   };
 
+  /**
+   * Changes to one subscription, one at a time in this process: its owner changes it (a rotated secret, a new URL,
+   * disabled) while the delivery worker counts its failures, and the local FerretDB applies an update by reading the
+   * document and writing it back whole, so two at once could lose one (a rotated secret among them).
+   */
+  const subscriptionChanges = new KeyedMutex();
+
   return {
     async insertSubscription(s) {
       await Subscriptions.create({
@@ -128,7 +136,7 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
       return Subscriptions.countDocuments({ orgKey: orgKey(String(host), String(owner)) });
     },
     async updateSubscription(id, change) {
-      const result = await Subscriptions.updateOne({ _id: String(id) }, { $set: change });
+      const result = await subscriptionChanges.run(String(id), () => Subscriptions.updateOne({ _id: String(id) }, { $set: change }));
       return result.matchedCount === 0 ? null : findSubscription(id);
     },
     async deleteSubscription(id) {
@@ -138,13 +146,15 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
       if (deliveryIds.length > 0) await Claims.deleteMany({ deliveryId: { $in: deliveryIds } });
     },
     async recordFailure(id, at) {
-      // Two steps: `failingSince` is set only by the first failure of a run.
-      await Subscriptions.updateOne({ _id: String(id), failingSince: null }, { $set: { failingSince: at } });
-      await Subscriptions.updateOne({ _id: String(id) }, { $inc: { consecutiveFailures: 1 } });
+      await subscriptionChanges.run(String(id), async () => {
+        // Two steps: `failingSince` is set only by the first failure of a run.
+        await Subscriptions.updateOne({ _id: String(id), failingSince: null }, { $set: { failingSince: at } });
+        await Subscriptions.updateOne({ _id: String(id) }, { $inc: { consecutiveFailures: 1 } });
+      });
       return findSubscription(id);
     },
     async recordSuccess(id) {
-      await Subscriptions.updateOne({ _id: String(id) }, { $set: { failingSince: null, consecutiveFailures: 0 } });
+      await subscriptionChanges.run(String(id), () => Subscriptions.updateOne({ _id: String(id) }, { $set: { failingSince: null, consecutiveFailures: 0 } }));
     },
 
     async insertDelivery(delivery) {
