@@ -56,12 +56,17 @@ export function dropStaleProbes(ctx: DecisionContext): void {
     if (!batch || batch.status !== 'running' || timedOut) dropProbe(ctx, probe);
   }
   // Concurrency lowered: probes go first.
-  const over = state.runs.filter((r) => r.status === 'running').length + runningProbes(ctx) - state.config.concurrency;
+  const over = slotsTaken(ctx) - state.config.concurrency;
   if (over > 0) probesOf(ctx).filter((p) => p.status === 'running').sort((a, b) => b.seq - a.seq).slice(0, over).forEach((p) => dropProbe(ctx, p));
 }
 
-export function runningProbes(ctx: DecisionContext): number {
+function runningProbes(ctx: DecisionContext): number {
   return probesOf(ctx).filter((p) => p.status === 'running').length;
+}
+
+/** CI slots in use: the queue's runs in flight and its probes. */
+export function slotsTaken(ctx: DecisionContext): number {
+  return ctx.state.runs.filter((r) => r.status === 'running').length + runningProbes(ctx);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { DecisionContext } from './context.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { overlaps } from './content.js';
 import { aheadOf, headsOf, likelyToBreak, PLACES_PER_RUN, runOf } from './order.js';
-import { dropStaleProbes, runningProbes, startProbes } from './probes.js';
+import { dropStaleProbes, slotsTaken, startProbes } from './probes.js';
 import { breakChance, tuningOf } from './tuning.js';
 
 export function startRuns(ctx: DecisionContext): void {
@@ -10,7 +10,7 @@ export function startRuns(ctx: DecisionContext): void {
   dropStaleProbes(ctx);
   // During a host outage new runs would only wait behind the failing call.
   if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead || state.landingBlocked) return;
-  let slots = state.config.concurrency - state.runs.filter((r) => r.status === 'running').length - runningProbes(ctx);
+  let slots = state.config.concurrency - slotsTaken(ctx);
   const order = ctx.order();
   let index = 0;
   while (slots > 0 && index < order.length) {

@@ -167,7 +167,7 @@ export interface ImpactedTargetsStore {
 
 /** What the runner changes on a test run as it progresses. */
 export type TestRunChange = Partial<
-  Pick<TestRunRecord, 'status' | 'finishedAt' | 'testBranch' | 'testBranchSha' | 'checkRuns' | 'statusChecks' | 'failureStatuses' | 'requiredStatuses' | 'requiredStatusesSource' | 'landedWithoutCi'>
+  Pick<TestRunRecord, 'status' | 'finishedAt' | 'testBranch' | 'testBranchSha' | 'checkRuns' | 'statusChecks' | 'failureStatuses' | 'requiredStatuses' | 'requiredStatusesSource' | 'landedWithoutCi' | 'probeOf'>
 >;
 
 export interface TestRunStore {

@@ -71,23 +71,19 @@ export class PullRequestStatusCache {
 
   /** The PR's status: kept, or read by `load` (and kept when it may be). */
   async read(queueId: string, prNumber: number, load: () => Promise<PullRequestStatus | null>): Promise<PullRequestStatus | null> {
-    const tenure = this.writer.writerTenure(queueId);
-    if (tenure === null) return load();
+    const mark = this.mark(queueId);
+    if (mark.tenure === null) return load();
     const key = prKey(queueId, prNumber);
     const kept = this.kept.get(key);
-    if (kept?.tenure === tenure) return kept.status;
-    const before = this.decisions;
+    if (kept?.tenure === mark.tenure) return kept.status;
     const status = await load();
-    if (!status || !mayKeep(status.entry) || this.writer.writerTenure(queueId) !== tenure) return status;
-    const overlapped = (named: string) => (this.namedAt.get(named) ?? 0) > before;
-    if (this.forgottenThrough > before || overlapped(`e:${status.entry.id}`) || overlapped(`p:${key}`)) return status;
-    this.kept.set(key, { status, tenure });
-    this.keyOfEntry.set(status.entry.id, key);
+    // A read overlapped by a decision naming its entry may have read the entry before the decision wrote it.
+    if (status) this.keep(mark, key, status, [`e:${status.entry.id}`, `p:${key}`]);
     return status;
   }
 
-  /** Where a submit begins (before it reads the PR's targets): what `submitted` checks the decisions since against. */
-  mark(queueId: string): SubmitMark {
+  /** Where a read or a submit begins (a submit: before it reads the PR's targets): the decisions since are checked against it. */
+  mark(queueId: string): StatusMark {
     return { queueId, decisions: this.decisions, tenure: this.writer.writerTenure(queueId) };
   }
 
@@ -100,15 +96,18 @@ export class PullRequestStatusCache {
    * replica stored between the submit's read of targets and its claim is told to no one, the engine included: the
    * engine decides with the targets the submit read, and so does this status.)
    */
-  submitted(mark: SubmitMark, prNumber: number, entryId: string): void {
-    const { queueId, tenure } = mark;
-    if (tenure === null || this.writer.writerTenure(queueId) !== tenure) return;
-    const key = prKey(queueId, prNumber);
-    if (this.forgottenThrough > mark.decisions || (this.namedAt.get(`p:${key}`) ?? 0) > mark.decisions) return;
+  submitted(mark: StatusMark, prNumber: number, entryId: string): void {
     const written = this.lastWritten(entryId);
-    if (!written || written.prNumber !== prNumber || !mayKeep(written)) return;
-    this.kept.set(key, { status: { entry: written, targets: null }, tenure });
-    this.keyOfEntry.set(entryId, key);
+    // The runner's copy is current: only an upload decided since the mark can make it show too little.
+    if (written && written.prNumber === prNumber) this.keep(mark, prKey(mark.queueId, prNumber), { entry: written, targets: null }, [`p:${prKey(mark.queueId, prNumber)}`]);
+  }
+
+  /** Keeps a status read or written since `mark`, unless it may not be kept or a decision since named one of `names`. */
+  private keep(mark: StatusMark, key: string, status: PullRequestStatus, names: string[]): void {
+    if (mark.tenure === null || this.writer.writerTenure(mark.queueId) !== mark.tenure || !mayKeep(status.entry)) return;
+    if (this.forgottenThrough > mark.decisions || names.some((named) => (this.namedAt.get(named) ?? 0) > mark.decisions)) return;
+    this.kept.set(key, { status, tenure: mark.tenure });
+    this.keyOfEntry.set(status.entry.id, key);
   }
 
   /**
@@ -136,8 +135,8 @@ export class PullRequestStatusCache {
   }
 }
 
-/** A submit's starting point (PullRequestStatusCache.mark). */
-export interface SubmitMark {
+/** Where a status read or a submit began (PullRequestStatusCache.mark). */
+export interface StatusMark {
   queueId: string;
   decisions: number;
   tenure: object | null;

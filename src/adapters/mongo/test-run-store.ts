@@ -102,10 +102,7 @@ export function mongoTestRunStore(connection: Connection): TestRunStore {
     async adoptProbe(id) {
       const _id = parseObjectId(id);
       if (!_id) return;
-      await changes.run(_id.toHexString(), async () => {
-        await Runs.updateOne({ _id }, { $set: { probeOf: null } });
-        await Recent.updateOne({ _id }, { $set: { probeOf: null } });
-      });
+      await changes.run(_id.toHexString(), () => updateRun(_id, { probeOf: null }));
       // After the run says so, as in insert; repeated (a replayed decision), it moves nothing.
       const run = await Runs.findById(_id).lean<Doc>();
       if (run) await pointPrsAt(Prs, run.queueId, run.testedPrNumbers ?? [], run);
