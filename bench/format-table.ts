@@ -42,7 +42,7 @@ function count(value: number): string {
 }
 
 /** A plain-text table (also valid Markdown): a row per item, the first column left-aligned. */
-function table<T>(columns: Array<[string, (row: T) => string]>, rows: T[]): string {
+export function table<T>(columns: Array<[string, (row: T) => string]>, rows: T[]): string {
   const cells = [columns.map(([name]) => name), ...rows.map((row) => columns.map(([, get]) => get(row)))];
   const widths = columns.map((_, i) => Math.max(...cells.map((r) => (r[i] as string).length)));
   const line = (r: string[]) => `| ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;

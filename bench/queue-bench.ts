@@ -3,8 +3,10 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { carelessCount, DEFAULT_AUTHOR_POOL } from '../src/simulation/authors.js';
+import { DEFAULT_RISK_SEPARATION } from '../src/simulation/risk-hint.js';
 import { formatSummaryTable, formatTable } from './format-table.js';
 import { checkGoals } from './goals.js';
+import { formatHintStudy } from './hint-study.js';
 import { CI_CAPACITY, DEFAULT_ROW, WORKLOADS } from './queue-workloads.js';
 import { DIRECT_ROW, TUNED_ROW, type WorkloadResult } from './run-strategies.js';
 import { runOnCores } from './seed-pool.js';
@@ -85,8 +87,19 @@ for (const [i, bench] of benches.entries()) {
   out(etaLine(perSeed));
   const direct = directLine(summary);
   if (direct) out(direct);
+  const hintStudy = formatHintStudy(perSeed, bench.spec.riskSeparation ?? DEFAULT_RISK_SEPARATION);
+  if (hintStudy) {
+    out();
+    out(`Sharper hints (ours, the default configuration, on the same PRs, breakage and CI; only the hints are drawn with the breaking PRs' signal further apart, r their correlation with breakage), ${seedLabel}:`);
+    out();
+    out(hintStudy);
+    out();
+  }
   for (const result of perSeed) {
     for (const [strategy, violations] of Object.entries(result.violations)) out(`INVARIANT VIOLATIONS (${strategy}, seed ${result.seed}): ${violations.join('; ')}`);
+    for (const study of result.hintStudy) {
+      if (study.violations.length > 0) out(`INVARIANT VIOLATIONS (ours, hints at separation ${study.separation}, seed ${result.seed}): ${study.violations.join('; ')}`);
+    }
   }
   const cpuSeconds = outcomes.reduce((s, o) => s + o.elapsedMs, 0) / 1000;
   out(`(simulated in ${cpuSeconds.toFixed(1)} s, summed over ${seeds.length === 1 ? 'one seed' : `${seeds.length} seeds`})`);

@@ -35,6 +35,16 @@ export interface WorkloadResult {
   /** Ours only: the merge ETA given at each submission against the actual merge. */
   eta: EtaAccuracy;
   violations: Record<string, string[]>;
+  /** Ours again at each of the workload's hintStudy separations: the same stream, only the hints drawn sharper. */
+  hintStudy: HintStudyResult[];
+}
+
+/** Ours on one seed with hints drawn at another separation of the risk signal. */
+export interface HintStudyResult {
+  separation: number;
+  riskCorrelation: number | null;
+  metrics: StrategyMetrics;
+  violations: string[];
 }
 
 export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, number]>): Strategy[] {
@@ -55,6 +65,13 @@ export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, nu
   ];
 }
 
+/** The default row given hints of another quality; hints draw from a stream of their own, so nothing else changes. */
+function withHintsAt(bench: BenchWorkload, seed: number, separation: number): HintStudyResult {
+  const workload = generateWorkload({ ...bench.spec, riskSeparation: separation }, seed);
+  const record = simulate(workload, new EngineStrategy(DEFAULT_ROW, 'ours', true), { seed, capacity: CI_CAPACITY });
+  return { separation, riskCorrelation: riskCorrelation(workload.prs), metrics: metricsOf(record), violations: record.violations.slice(0, 5) };
+}
+
 export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult {
   const workload = generateWorkload(bench.spec, seed);
   const strategies = strategiesFor(bench, workload.conflicts);
@@ -69,5 +86,6 @@ export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult 
     metrics: records.map(metricsOf),
     eta: etaAccuracy(probe.etas, records[probeAt] as SimRecord),
     violations: Object.fromEntries(records.filter((r) => r.violations.length > 0).map((r) => [r.strategy, r.violations.slice(0, 5)])),
+    hintStudy: (bench.hintStudy ?? []).map((separation) => withHintsAt(bench, seed, separation)),
   };
 }

@@ -28,6 +28,8 @@ test('risk hints and authors leave the PR stream as it was before them', () => {
   expect([1, 2, 3].map((seed) => fingerprint(seed))).toEqual(['de54bcb5e938699e', '028120fc9bdb1ba4', '05c6c642eade4eb0']);
   // Whatever the pool of authors, the same stream.
   expect(fingerprint(1, { authors: { count: 3, carelessShare: 0.5, carelessBreakShare: 0.9 } })).toBe('de54bcb5e938699e');
+  // Whatever the hints' quality too: bench:queue's hint study compares ours on the same stream.
+  expect(fingerprint(1, { riskSeparation: 3 })).toBe('de54bcb5e938699e');
 });
 
 test('authors leave the risk hints as they were, and are the same for the same seed', () => {
