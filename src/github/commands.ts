@@ -44,7 +44,8 @@ function parseMerge(options: string[]): ParsedComment {
     const match = /^--priority=(.+)$/.exec(option);
     if (!match) return { kind: 'invalid', message: `Unknown option \`${option}\`. ${USAGE}` };
     const value = match[1] as string;
-    if (value in PRIORITY_NAMES) priority = PRIORITY_NAMES[value as PriorityName];
+    // Own keys only: `in` would also take Object.prototype's (`constructor`, `__proto__`) for names.
+    if (Object.hasOwn(PRIORITY_NAMES, value)) priority = PRIORITY_NAMES[value as PriorityName];
     else if (/^\d{1,3}$/.test(value) && Number(value) <= MAX_PRIORITY_VALUE) priority = Number(value);
     else return { kind: 'invalid', message: `\`${value}\` is not a priority: use urgent, high, medium, low or 0-255.` };
   }

@@ -1,4 +1,4 @@
-import { DEFAULT_PRIORITY } from '../domain/priority.js';
+import { DEFAULT_PRIORITY, isPriority, MAX_PRIORITY_VALUE } from '../domain/priority.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../domain/records.js';
 import type { EngineEvent, ImpactedTargets } from '../engine/model.js';
@@ -169,6 +169,8 @@ export function pullRequestService(
      */
     submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number; headSha?: string }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
       const pinned = (event: SubmittedEvent): SubmittedEvent => (ref.headSha ? { ...event, headSha: ref.headSha } : event);
+      // Every way in (the API validates too, a comment command parses its own): no priority the views cannot show is stored.
+      if (ref.priority !== undefined && !isPriority(ref.priority)) return Promise.resolve(invalid(`A priority is an integer from 0 to ${MAX_PRIORITY_VALUE}.`));
       return oneAtATime(ref, async () => {
         // A submit needs only the queue's id (the engine decides with its own copy of the settings):
         // a record up to a second old saves a read per submit, the busiest write there is.

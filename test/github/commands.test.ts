@@ -14,6 +14,10 @@ test.each([
 test.each([
   ['/mq merge --priority=256', /not a priority/],
   ['/mq merge --priority=asap', /not a priority/],
+  // Names of Object.prototype are no priority names (a stored function made the queue's views fail).
+  ['/mq merge --priority=constructor', /not a priority/],
+  ['/mq merge --priority=__proto__', /not a priority/],
+  ['/mq merge --priority=tostring', /not a priority/],
   ['/mq merge --fast', /Unknown option `--fast`/],
   ['/mq deploy', /Unknown command `\/mq deploy`/],
   ['/mq cancel now', /takes no options/],

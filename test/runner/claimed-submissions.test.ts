@@ -117,3 +117,16 @@ test("an upload of a PR's impacted targets racing its submit on the same replica
   expect((await runner.engineState(queue.id))?.entries.find((e) => e.prNumber === 1)?.targets).toEqual({ sha: 'head1', targets: ['//t1'] });
   await runner.stop();
 });
+
+test('a priority no view could show is refused on every way in, and nothing is written', async () => {
+  const queue = await insertQueue(db.stores, 'bad-priority', { requestedState: 'PAUSED' });
+  const { runner, service, handlerWrites } = serviceOn('bad-priority');
+  // What `--priority=constructor` once became through a comment command: Object, a function.
+  for (const priority of [Object as unknown as number, 256, -1, 1.5, Number.NaN]) {
+    const answer = await service.submit({ repo: queue.repo, targetBranch: 'main', prNumber: 3, priority });
+    expect(answer.ok).toBe(false);
+    if (!answer.ok) expect(answer.failure.message).toMatch(/priority is an integer from 0 to 255/);
+  }
+  expect(handlerWrites).toEqual([]);
+  await runner.stop();
+});
