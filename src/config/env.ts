@@ -110,6 +110,31 @@ function readPrivateKeyFile(path: string): { ok: true; key: string } | { ok: fal
 export type ConfigResult = { ok: true; config: Config; warnings?: string[] } | { ok: false; message: string };
 
 /**
+ * Variables whose values a configuration error may print: none can hold a
+ * secret. The others (tokens, keys, secrets, and URLs, which may carry
+ * credentials) are named but shown as "(hidden)", since start-up errors go to
+ * logs.
+ */
+const SHOWN_IN_ERRORS = new Set([
+  'PORT',
+  'HOST',
+  'LOG_LEVEL',
+  'LOG_FORMAT',
+  'MQ_DATA_DIR',
+  'MQ_LOCAL_DB_PORT',
+  'MQ_SANDBOX',
+  'MQ_METRICS_PORT',
+  'MQ_WEBHOOK_ALLOW_PRIVATE',
+  'MQ_TRUST_PROXY_HOPS',
+  'MQ_QUEUE_LEASE_MS',
+  'MQ_WEBHOOK_TIMEOUT_MS',
+  'MQ_WEBHOOK_POLL_MS',
+  'APP_ID',
+  'PRIVATE_KEY_PATH',
+  'GHE_HOST',
+]);
+
+/**
  * Parses the environment; a bad value comes back as a message naming the variable.
  * PRIVATE_KEY_PATH's file is read here and becomes PRIVATE_KEY for the rest of the
  * service; settings that are valid but worth a word come back as warnings.
@@ -141,7 +166,7 @@ export function loadConfig(env: Record<string, string | undefined>): ConfigResul
   const lines = parsed.error.issues.map((issue) => {
     const variable = String(issue.path[0] ?? 'environment');
     const value = env[variable];
-    const shown = variable === 'PRIVATE_KEY' || variable === 'WEBHOOK_SECRET' || variable === 'MQ_WEBHOOK_SECRET_KEY' ? '(hidden)' : JSON.stringify(value);
+    const shown = SHOWN_IN_ERRORS.has(variable) ? JSON.stringify(value) : '(hidden)';
     return `Invalid configuration: ${variable}=${shown}: ${issue.message}`;
   });
   return { ok: false, message: lines.join('\n') };

@@ -58,6 +58,23 @@ describe('loadConfig', () => {
       expect(badKey.message).not.toContain('not-base64-secret-value');
     }
   });
+
+  test.each([
+    ['MQ_OPERATOR_TOKEN', 'hunter2-secret'],
+    ['MONGODB_URI', 'mongo+srv://admin:S3cretPass@cluster0.example.net/mq'],
+    ['GITHUB_API_URL', 'ftp://user:S3cretPass@ghe.example/api'],
+  ])('a bad %s is named, never shown: tokens and URLs can hold credentials', (variable, value) => {
+    const result = loadConfig({ [variable]: value });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.message).toContain(`${variable}=(hidden)`);
+    expect(result.message).not.toContain(value.includes('S3cretPass') ? 'S3cretPass' : value);
+  });
+
+  test('a harmless bad value is shown, so the operator sees what was read', () => {
+    const result = loadConfig({ PORT: 'eighty' });
+    expect(!result.ok && result.message).toContain('PORT="eighty"');
+  });
 });
 
 describe('the GitHub App variables', () => {
