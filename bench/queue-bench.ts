@@ -52,6 +52,12 @@ function authorLine(perSeed: WorkloadResult[]): string {
   return `authors (ours-no-hints derives risks from them): ${pool.count}; the ${carelessCount(pool)} least careful wrote ${percent(mean(perSeed.map((p) => p.authorShares.prs)))} of the PRs and ${percent(mean(breaking))}${range} of the breaking ones${per}`;
 }
 
+function sizeLine(perSeed: WorkloadResult[]): string {
+  const shown = (v: number | null) => (v === null ? '-' : v.toFixed(0));
+  const per = perSeed.length > 1 ? `, mean of ${seedLabel}` : '';
+  return `sizes (ours-no-hints learns risks from them too): median files changed ${shown(mean(perSeed.map((p) => p.medianChangedFiles.sound)))} by sound PRs, ${shown(mean(perSeed.map((p) => p.medianChangedFiles.breaking)))} by breaking ones (src/simulation/pr-size.ts)${per}`;
+}
+
 function etaLine(perSeed: WorkloadResult[]): string {
   const eta = perSeed.map((p) => p.eta);
   const measured = eta.reduce((s, e) => s + e.measured, 0);
@@ -80,6 +86,7 @@ for (const [i, bench] of benches.entries()) {
   out(`## (${bench.spec.name}) ${bench.spec.description}`);
   out(riskLine(perSeed));
   out(authorLine(perSeed));
+  out(sizeLine(perSeed));
   out(`ours: ${JSON.stringify(DEFAULT_ROW)} (the default configuration); ${TUNED_ROW}: ${JSON.stringify(bench.tuned)}`);
   out();
   out(seeds.length === 1 ? formatTable((perSeed[0] as WorkloadResult).metrics) : `${seedLabel}: mean (worst seed)\n\n${formatSummaryTable(summary)}`);

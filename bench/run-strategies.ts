@@ -31,6 +31,8 @@ export interface WorkloadResult {
   riskCorrelation: number | null;
   /** The careless authors' measured share of the PRs and of the breaking PRs (what ours learns its risks from without hints). */
   authorShares: { prs: number; breaking: number | null };
+  /** Median files changed by sound and by breaking PRs (ours learns risks from sizes too without hints). */
+  medianChangedFiles: { sound: number | null; breaking: number | null };
   metrics: StrategyMetrics[];
   /** Ours only: the merge ETA given at each submission against the actual merge. */
   eta: EtaAccuracy;
@@ -65,6 +67,11 @@ export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, nu
   ];
 }
 
+function median(values: number[]): number | null {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? null : (sorted[Math.floor(sorted.length / 2)] as number);
+}
+
 /** The default row given hints of another quality; hints draw from a stream of their own, so nothing else changes. */
 function withHintsAt(bench: BenchWorkload, seed: number, separation: number): HintStudyResult {
   const workload = generateWorkload({ ...bench.spec, riskSeparation: separation }, seed);
@@ -83,6 +90,7 @@ export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult 
     seed,
     riskCorrelation: riskCorrelation(workload.prs),
     authorShares: carelessShares(workload.prs, bench.spec.authors ?? DEFAULT_AUTHOR_POOL),
+    medianChangedFiles: { sound: median(workload.prs.filter((p) => !p.breaks).map((p) => p.changedFiles)), breaking: median(workload.prs.filter((p) => p.breaks).map((p) => p.changedFiles)) },
     metrics: records.map(metricsOf),
     eta: etaAccuracy(probe.etas, records[probeAt] as SimRecord),
     violations: Object.fromEntries(records.filter((r) => r.violations.length > 0).map((r) => [r.strategy, r.violations.slice(0, 5)])),

@@ -58,6 +58,8 @@ export interface PullRequestFacts {
    * report: they are running or not started. Absent otherwise.
    */
   checksPending?: boolean;
+  /** How many files the PR changes, when the host says (GitHub's `changed_files`): informs its risk. */
+  changedFiles?: number;
   url?: string;
   body?: string;
   readAt: Date;

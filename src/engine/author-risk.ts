@@ -1,13 +1,15 @@
 import type { StateChangeReason } from '../domain/pull-request-state.js';
 import type { EngineEntry, EngineState } from './model.js';
 import { shrunkFailureRate, withOutcome } from './outcomes.js';
+import { sizeRisk } from './size-risk.js';
 import { observedFailureRate } from './tuning.js';
 
 /**
  * A risk the queue derives itself (issue 12, point 3): a PR without a client
  * hint is as likely to break as its author's recent PRs here were, pulled
- * towards the queue's break rate while the author's record is short. Pure
- * state: replaying the decisions rebuilds the same records.
+ * towards the queue's break rate while the author's record is short, and
+ * moved again by what PRs of its size did (size-risk.ts). Pure state:
+ * replaying the decisions rebuilds the same records.
  */
 
 /** Outcomes kept per author: enough to tell a habit from bad luck, few enough that an old habit fades. */
@@ -20,7 +22,7 @@ const QUEUE_PRIOR_WEIGHT = 5;
 const MIN_AUTHOR_OUTCOMES = 3;
 
 /**
- * What a concluded PR says about its author: 1 when its own change broke
+ * What a concluded PR says about its author (and its size, size-risk.ts): 1 when its own change broke
  * (failed tests, a conflict), 0 when it merged through the queue; null when
  * it says nothing about the change (cancelled, timed out, refused by the
  * host, merged elsewhere).
@@ -46,15 +48,38 @@ export function authorRisk(state: EngineState, author: string): number | undefin
   return shrunkFailureRate(outcomes, observedFailureRate(state), QUEUE_PRIOR_WEIGHT);
 }
 
+/** Log-odds, kept finite. */
+function logit(p: number): number {
+  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
+  return Math.log(q / (1 - q));
+}
+
 /**
- * Gives a PR without a client hint its author's risk, once per attempt: when
- * its facts first name the author. Never again in that attempt, so a
+ * The risk the queue's own records give a PR: its author's, its size's, or
+ * both. Each is the queue's rate moved by what one fact says; two facts that
+ * are independent given the outcome move it by the sum of their moves in
+ * log-odds (naive Bayes), so an author who often breaks things sending a big
+ * change is riskier than either fact says alone. Undefined when no record is
+ * long enough to tell.
+ */
+export function derivedRisk(state: EngineState, facts: { author?: string; changedFiles?: number }): number | undefined {
+  const said = [facts.author === undefined ? undefined : authorRisk(state, facts.author), facts.changedFiles === undefined ? undefined : sizeRisk(state, facts.changedFiles)].filter(
+    (risk): risk is number => risk !== undefined,
+  );
+  if (said.length <= 1) return said[0];
+  const base = logit(observedFailureRate(state));
+  const logOdds = said.reduce((sum, risk) => sum + logit(risk) - base, base);
+  return 1 / (1 + Math.exp(-logOdds));
+}
+
+/**
+ * Gives a PR without a client hint the risk its author and size say, once per
+ * attempt: when its facts first arrive. Never again in that attempt, so a
  * prediction a pass has answered (risk.ts) stays answered, and a risk does not
  * move under runs already built on it. Fixed tuning keeps what the client says.
  */
 export function assessRisk(state: EngineState, entry: EngineEntry): void {
-  const author = entry.facts?.author;
-  if (state.config.tuning !== 'adaptive' || entry.risk !== undefined || author === undefined) return;
-  const risk = authorRisk(state, author);
+  if (state.config.tuning !== 'adaptive' || entry.risk !== undefined || !entry.facts) return;
+  const risk = derivedRisk(state, entry.facts);
   if (risk !== undefined) entry.risk = risk;
 }

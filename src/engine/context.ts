@@ -1,6 +1,7 @@
 import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
 import type { EmittedEvent, EngineAction, EngineEntry, EngineRun, EngineState } from './model.js';
 import { authorOutcome, recordAuthorOutcome } from './author-risk.js';
+import { recordSizeOutcome } from './size-risk.js';
 import { queueOrder, runOf } from './order.js';
 import { withOutcome } from './outcomes.js';
 import { entriesInOrder, entryIndex, withoutEntry } from './entry-index.js';
@@ -177,8 +178,9 @@ export class DecisionContext {
     this.state.entries = withoutEntry(this.state.entries, entry);
     this.progressed = true;
     if (state !== 'CANCELLED') this.state.recentOutcomes = withOutcome(this.state.recentOutcomes, state === 'FAILED' ? 1 : 0, RECENT_OUTCOMES_KEPT);
-    const byAuthor = authorOutcome(state, reason);
-    if (byAuthor !== null && entry.facts?.author !== undefined) recordAuthorOutcome(this.state, entry.facts.author, byAuthor);
+    const outcome = authorOutcome(state, reason);
+    if (outcome !== null && entry.facts?.author !== undefined) recordAuthorOutcome(this.state, entry.facts.author, outcome);
+    if (outcome !== null && entry.facts?.changedFiles !== undefined) recordSizeOutcome(this.state, entry.facts.changedFiles, outcome);
     this.actions.push({ type: 'publish_status', entryId, prNumber: entry.prNumber, state, reason, ...(detail ? { detail } : {}), ...(run ? { runId: run.id } : {}) });
     const type = state === 'MERGED' ? 'pull_request.merged' : state === 'FAILED' ? 'pull_request.failed' : 'pull_request.canceled';
     this.emit({ type, prNumbers: [entry.prNumber], reason, ...(run ? { runId: run.id } : {}) });

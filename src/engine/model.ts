@@ -26,6 +26,8 @@ export interface PrFacts {
   checksPending?: boolean;
   /** Who opened it, when the host says: their recent outcomes in this queue inform its risk (author-risk.ts). */
   author?: string;
+  /** How many files it changes, when the host says: the recent outcomes of PRs that size inform its risk (size-risk.ts). */
+  changedFiles?: number;
 }
 
 /** Targets CI computed for one head sha; 'ALL' overlaps everything. */
@@ -54,8 +56,9 @@ export interface EngineEntry {
   /**
    * Predicted probability (0..1) that this PR breaks the build: the client's
    * hint (its own CI before queueing, its size...), else, with adaptive
-   * tuning, what its author's recent outcomes here say (author-risk.ts, set
-   * once per attempt); absent: only the queue's observed break rate is known.
+   * tuning, what its author's and its size's recent outcomes here say
+   * (author-risk.ts assessRisk, set once per attempt); absent: only the
+   * queue's observed break rate is known.
    */
   risk?: number;
   /** The head the submission was for, when its sender named one: facts read later for another head are a push (see applyFacts). */
@@ -145,6 +148,11 @@ export interface EngineState {
    * authors and outcomes (author-risk.ts). Absent in states saved before it.
    */
   authorOutcomes?: AuthorOutcomes[];
+  /**
+   * Recent outcomes (as authorOutcomes counts them) of PRs by size class, the
+   * class as index (size-risk.ts). Absent in states saved before it.
+   */
+  sizeOutcomes?: number[][];
   /** Numbers emitted events, so each has a stable id across replays (outgoing webhooks). */
   nextEventSeq: number;
   /**

@@ -21,8 +21,9 @@ export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
     mergeability: facts.mergeability,
     ...(facts.rebaseable === false ? { rebaseable: false } : {}),
     ...(facts.checksPending ? { checksPending: true } : {}),
-    // The engine derives a risk from the author's recent outcomes here when the client gives none.
+    // The engine derives a risk from the recent outcomes of the author's PRs and of PRs this size when the client gives none.
     ...(facts.author ? { author: facts.author } : {}),
+    ...(facts.changedFiles !== undefined ? { changedFiles: facts.changedFiles } : {}),
   };
 }
 

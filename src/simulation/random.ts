@@ -49,3 +49,10 @@ export function deriveRng(seed: number, label: string): Rng {
   for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193) >>> 0;
   return new Rng(h);
 }
+
+/** A standard normal draw (Box-Muller): two uniforms per draw, whatever the values. */
+export function standardNormal(rng: Rng): number {
+  const u = 1 - rng.next();
+  const v = rng.next();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+}

@@ -1,14 +1,7 @@
-import type { Rng } from './random.js';
+import { standardNormal, type Rng } from './random.js';
 
 /** How far apart, in standard deviations, the risk signal of breaking and of sound PRs lies by default. */
 export const DEFAULT_RISK_SEPARATION = 1.5;
-
-/** A standard normal draw (Box-Muller): two uniforms per draw, whatever the values. */
-function standardNormal(rng: Rng): number {
-  const u = 1 - rng.next();
-  const v = rng.next();
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
-}
 
 /**
  * The probability that a PR breaks as a calibrated predictor would state it.

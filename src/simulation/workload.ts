@@ -1,4 +1,5 @@
 import { DEFAULT_AUTHOR_POOL, drawAuthor, type AuthorPool } from './authors.js';
+import { drawChangedFiles } from './pr-size.js';
 import { deriveRng } from './random.js';
 import { DEFAULT_RISK_SEPARATION, riskHint } from './risk-hint.js';
 
@@ -21,6 +22,8 @@ export interface SimPr {
   riskHint: number;
   /** Who wrote it: some authors break the build more often than others (authors.ts). */
   author: string;
+  /** How many files it changes: breaking PRs are bigger (pr-size.ts). */
+  changedFiles: number;
 }
 
 /** A daily cycle: `share` of each day's PRs arrive in the first `hours` of the day (a morning rush). */
@@ -81,6 +84,8 @@ export function generateWorkload(spec: WorkloadSpec, seed: number): Workload {
   // Authors too: drawn after breakage, from a stream of their own.
   const authorRng = deriveRng(seed, `authors:${spec.name}`);
   const authors = spec.authors ?? DEFAULT_AUTHOR_POOL;
+  // Sizes too, so every stream before them stays as it was.
+  const sizeRng = deriveRng(seed, `sizes:${spec.name}`);
   let at = 0;
   for (let n = 1; n <= spec.prCount; n++) {
     // The first PR arrives at time 0, so makespans start from the stream's start.
@@ -90,7 +95,8 @@ export function generateWorkload(spec: WorkloadSpec, seed: number): Workload {
     const arrivesAt = Math.round(spec.morningBurst ? burstClock(at, spec.morningBurst) : at);
     const hint = riskHint(breaks, spec.breakRate, separation, risk);
     const author = drawAuthor(breaks, spec.breakRate, authors, authorRng);
-    const pr: SimPr = { number: n, arrivesAt, breaks, flakyRate: 0, targets: [`group-${group}`], riskHint: hint, author };
+    const changedFiles = drawChangedFiles(breaks, sizeRng);
+    const pr: SimPr = { number: n, arrivesAt, breaks, flakyRate: 0, targets: [`group-${group}`], riskHint: hint, author, changedFiles };
     const conflicting = rng.chance(spec.conflictRate);
     if (conflicting) {
       const partner = prs.slice(-CONFLICT_WINDOW).filter((p) => interacts(p, pr));

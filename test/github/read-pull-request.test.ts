@@ -17,6 +17,7 @@ describe('readPullRequest', () => {
       draft: false,
       merged: false,
       mergeability: 'in_progress', // The example has mergeable: null, GitHub still computing.
+      changedFiles: 1, // GitHub's changed_files: the queue learns the risk of each size.
       url: 'https://github.com/Codertocat/Hello-World/pull/2',
       body: 'This is a pretty simple change that we need to pull into master.',
       readAt: new Date('2024-05-01T12:00:00Z'),
@@ -50,6 +51,14 @@ describe('readPullRequest', () => {
     const merged = await host.readPullRequest(REPO, 4);
     expect(merged).toMatchObject({ open: false, merged: true });
     expect(merged).not.toHaveProperty('body');
+  });
+
+  test('the number of files changed, when GitHub says it (list answers leave it out)', async () => {
+    const { host } = testHost();
+    const { changed_files: _files, ...withoutCount } = pullRequestJson({ number: 9 }) as Record<string, unknown>;
+    nock(API).get(`${REPO_PATH}/pulls/8`).reply(200, pullRequestJson({ number: 8, changed_files: 37 })).get(`${REPO_PATH}/pulls/9`).reply(200, withoutCount);
+    expect((await host.readPullRequest(REPO, 8))?.changedFiles).toBe(37);
+    expect(await host.readPullRequest(REPO, 9)).not.toHaveProperty('changedFiles');
   });
 
   test('404: no such PR', async () => {

@@ -1,7 +1,8 @@
 /**
  * Through the service on the sandbox: the runner hands the engine each PR's
- * author with its facts, so a PR submitted without a risk hint gets a risk from
- * its author's recent outcomes in the queue (issue 12, point 3).
+ * author and size with its facts, so a PR submitted without a risk hint gets a
+ * risk from its author's and its size's recent outcomes in the queue (issue
+ * 12, point 3).
  */
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { waitFor } from '../support/wait-for.js';
@@ -38,4 +39,34 @@ test("a PR without a hint is as risky as its author's record here says: a repeat
   const riskOf = (n: number) => state?.entries.find((e) => e.prNumber === n)?.risk;
   expect(riskOf(7)).toBeGreaterThanOrEqual(0.5);
   expect(riskOf(8)).toBeLessThan(0.25);
+});
+
+test('a PR without a hint is as risky as PRs its size were here: a big change above a small one, each by a new author', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'sizes' };
+  const queue = await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  // Five big changes (three fail) and five small ones (all pass), each by an author seen once.
+  for (let n = 1; n <= 10; n++) {
+    const big = n % 2 === 1;
+    await ok('/sandbox/updatePullRequest', { repo, pr: { number: n }, author: `author-${n}`, changedFiles: big ? 80 : 2, outcome: big && n <= 5 ? 'fail' : 'pass', ciSeconds: 1 });
+    await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
+    await waitFor(() => ok('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: n } }), (pr) => pr.state === 'MERGED' || pr.state === 'FAILED');
+  }
+  await ok('/v1/updateQueue', { repo, targetBranch: 'main', state: 'PAUSED' });
+  for (const [n, files] of [[11, 120], [12, 3], [13, 120]] as const) {
+    await ok('/sandbox/updatePullRequest', { repo, pr: { number: n }, author: `author-${n}`, ...(n === 13 ? {} : { changedFiles: files }) });
+    await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: n } });
+  }
+  const state = await h.runner!.engineState(queue.id as string);
+  const riskOf = (n: number) => state?.entries.find((e) => e.prNumber === n)?.risk;
+  expect(riskOf(11)).toBeGreaterThan(0.3);
+  expect(riskOf(12)).toBeLessThan(0.2);
+  // A PR whose size is not known (nor its author): no risk of its own.
+  expect(riskOf(13)).toBeUndefined();
+});
+
+test('a bad size is refused with a clear error and changes nothing', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'bad-size' };
+  const res = await h.post('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, changedFiles: -3 }, token);
+  expect(res.statusCode).toBe(400);
+  expect(res.body).toMatch(/changedFiles/);
 });

@@ -2,7 +2,7 @@ import { ciDuration, ciModel, ciOutcome } from '../../src/simulation/ci-model.js
 import { deriveRng, Rng } from '../../src/simulation/random.js';
 import type { SimPr } from '../../src/simulation/workload.js';
 
-const pr = (number: number, over: Partial<SimPr> = {}): SimPr => ({ number, arrivesAt: 0, breaks: false, flakyRate: 0, targets: ['g'], riskHint: 0, author: 'a0', ...over });
+const pr = (number: number, over: Partial<SimPr> = {}): SimPr => ({ number, arrivesAt: 0, breaks: false, flakyRate: 0, targets: ['g'], riskHint: 0, author: 'a0', changedFiles: 1, ...over });
 
 test('the same seed gives the same numbers; another seed or label does not', () => {
   const draw = (rng: Rng) => Array.from({ length: 5 }, () => rng.next());

@@ -17,7 +17,7 @@ export function tinyWorkload(prs: Array<Partial<SimPr> & { number: number }>, ov
   };
   return {
     spec,
-    prs: prs.map((p) => ({ arrivesAt: 0, breaks: false, flakyRate: 0, targets: ['group-0'], riskHint: 0, author: 'a0', ...p })),
+    prs: prs.map((p) => ({ arrivesAt: 0, breaks: false, flakyRate: 0, targets: ['group-0'], riskHint: 0, author: 'a0', changedFiles: 1, ...p })),
     conflicts,
   };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { carelessShares, DEFAULT_AUTHOR_POOL } from '../../src/simulation/authors.js';
+import { BREAKING_SIZE_FACTOR, MEDIAN_CHANGED_FILES } from '../../src/simulation/pr-size.js';
 import { riskCorrelation } from '../../src/simulation/risk-hint.js';
 import { DAY, generateWorkload, HOUR, type WorkloadSpec } from '../../src/simulation/workload.js';
 
@@ -16,10 +17,10 @@ const spec: WorkloadSpec = {
   mergeMinutes: 0.25,
 };
 
-/** The PR stream without its hints and authors, hashed: arrivals, breakage, targets and conflicts. */
+/** The PR stream without its hints, authors and sizes, hashed: arrivals, breakage, targets and conflicts. */
 function fingerprint(seed: number, over: Partial<WorkloadSpec> = {}): string {
   const workload = generateWorkload({ ...spec, ...over }, seed);
-  const prs = workload.prs.map(({ riskHint: _hint, author: _author, ...pr }) => pr);
+  const prs = workload.prs.map(({ riskHint: _hint, author: _author, changedFiles: _files, ...pr }) => pr);
   return createHash('sha256').update(JSON.stringify({ prs, conflicts: workload.conflicts })).digest('hex').slice(0, 16);
 }
 
@@ -30,6 +31,24 @@ test('risk hints and authors leave the PR stream as it was before them', () => {
   expect(fingerprint(1, { authors: { count: 3, carelessShare: 0.5, carelessBreakShare: 0.9 } })).toBe('de54bcb5e938699e');
   // Whatever the hints' quality too: bench:queue's hint study compares ours on the same stream.
   expect(fingerprint(1, { riskSeparation: 3 })).toBe('de54bcb5e938699e');
+});
+
+/** The first three authors and hints of seed 2, generated before PRs had sizes. */
+const authorsBeforeSizes = ['a37', 'a32', 'a3'];
+const hintsBeforeSizes = ['0.032895', '0.037658', '0.111356'];
+
+test('sizes leave hints and authors as they were; breaking PRs are bigger, by the stated factor', () => {
+  // Hints and authors of seed 2 as they were before sizes existed (their first values).
+  const prs = generateWorkload(spec, 2).prs;
+  expect(prs.slice(0, 3).map((p) => p.author)).toEqual(authorsBeforeSizes);
+  expect(prs.slice(0, 3).map((p) => p.riskHint.toFixed(6))).toEqual(hintsBeforeSizes);
+  const many = generateWorkload({ ...spec, prCount: 20_000 }, 1).prs;
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+  const sound = median(many.filter((p) => !p.breaks).map((p) => p.changedFiles));
+  const breaking = median(many.filter((p) => p.breaks).map((p) => p.changedFiles));
+  expect(sound).toBe(MEDIAN_CHANGED_FILES);
+  expect(Math.abs(breaking - MEDIAN_CHANGED_FILES * BREAKING_SIZE_FACTOR)).toBeLessThanOrEqual(1);
+  expect(many.every((p) => Number.isInteger(p.changedFiles) && p.changedFiles >= 1)).toBe(true);
 });
 
 test('authors leave the risk hints as they were, and are the same for the same seed', () => {

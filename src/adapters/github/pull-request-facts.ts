@@ -5,7 +5,9 @@ import type { PullRequestData } from './github-types.js';
 export type PullRequestJson = Pick<
   PullRequestData,
   'title' | 'user' | 'head' | 'base' | 'state' | 'draft' | 'merged' | 'mergeable' | 'mergeable_state' | 'html_url' | 'body' | 'rebaseable'
->;
+> &
+  // Only the single-PR answers and webhook payloads carry it.
+  Partial<Pick<PullRequestData, 'changed_files'>>;
 
 /**
  * GitHub's mergeability in the queue's words. GitHub computes `mergeable` in
@@ -51,6 +53,7 @@ export function toPullRequestFacts(pr: PullRequestJson, readAt: Date, checksPend
     ...(checksPending && mergeability === 'not_mergeable' ? { checksPending: true } : {}),
     // Only a definite "no" counts (null: GitHub is still working it out).
     ...(pr.state === 'open' && pr.rebaseable === false ? { rebaseable: false } : {}),
+    ...(typeof pr.changed_files === 'number' ? { changedFiles: pr.changed_files } : {}),
     url: pr.html_url,
     ...(pr.body ? { body: pr.body } : {}),
     readAt,

@@ -27,7 +27,7 @@ export interface SandboxOptions {
 }
 
 /** What a sandbox user may change about a PR (POST /sandbox/updatePullRequest). */
-export type PullRequestChange = Partial<Pick<SandboxPullRequest, 'title' | 'author' | 'body' | 'baseBranch' | 'open' | 'draft'>> &
+export type PullRequestChange = Partial<Pick<SandboxPullRequest, 'title' | 'author' | 'body' | 'baseBranch' | 'open' | 'draft' | 'changedFiles'>> &
   Partial<PrBehavior> & { push?: boolean; upToDate?: boolean };
 
 /**
@@ -79,6 +79,7 @@ export class SandboxHost implements GitHost {
       draft: pr.draft,
       merged: pr.merged,
       mergeability: pr.open && !pr.merged ? 'mergeable' : 'unspecified',
+      ...(pr.changedFiles !== undefined ? { changedFiles: pr.changedFiles } : {}),
       url: `sandbox://${repo.owner}/${repo.name}/pull/${prNumber}`,
       body: pr.body,
       readAt: new Date(),

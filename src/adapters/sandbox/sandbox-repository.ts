@@ -26,6 +26,8 @@ export interface SandboxPullRequest {
   draft: boolean;
   merged: boolean;
   behavior: PrBehavior;
+  /** How many files it changes (the queue learns the risk of each size); absent: not said. */
+  changedFiles?: number;
   /** The base branch head this PR was last brought up to date with (its own CI ran on that content); absent: never. */
   upToDateWith?: string;
   /** What the queue last showed on this PR (GitHub would show a check run). */

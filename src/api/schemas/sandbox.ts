@@ -8,6 +8,7 @@ export const updateSandboxPullRequestRequest = z.object({
   title: z.string().min(1).max(256).optional(),
   body: z.string().max(65536).optional().describe('May hold a merge-commit-title: line.'),
   author: z.string().min(1).max(100).optional(),
+  changedFiles: integer(0, 1_000_000).optional().describe('How many files the PR changes: with adaptive tuning the queue learns how often PRs of each size break.'),
   baseBranch: branchSchema.optional(),
   open: z.boolean().optional(),
   draft: z.boolean().optional(),

@@ -45,8 +45,8 @@ export class EngineStrategy implements Strategy {
       prNumber: pr.number,
       priority: 100,
       noBatch: false,
-      // The author is a fact the host gives (not a hint): every row of ours knows it.
-      facts: { headSha: sha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable', author: pr.author },
+      // The author and the PR's size are facts the host gives (not hints): every row of ours knows them.
+      facts: { headSha: sha, baseBranch: 'main', open: true, draft: false, mergeability: 'mergeable', author: pr.author, changedFiles: pr.changedFiles },
       ...(this.hints ? { risk: pr.riskHint } : {}),
       // Targets come with the PR: in a real repository CI computes them before the PR is queued.
       ...(this.usesLanes ? { targets: { sha, targets: pr.targets } } : {}),
