@@ -75,6 +75,46 @@ describe('a landing asked again after it happened', () => {
     fake.assertNoViolations();
   });
 
+  test('squash, its answer lost, the author pushed to the still-open PR since: ok (it landed), the PR left open, as its new commits did not land', async () => {
+    const { n, tested, merge } = await testedPullRequest('squash');
+    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { owner: 'acme', repo: 'widgets', ref: 'heads/main', sha: tested, force: false });
+    repo.pushToPullRequest(n);
+
+    expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.branch('main')).toBe(tested);
+    expect(repo.pullRequest(n).state).toBe('open');
+    expect(repo.comments(n)).toEqual([]);
+    expect(refUpdates()).toHaveLength(1);
+    fake.assertNoViolations();
+  });
+
+  test('a batch landed, its answer lost, one PR pushed to since: ok, the other PR closed, the pushed one left open', async () => {
+    const pushedTo = repo.openPullRequest({ title: 'First', commits: 1 });
+    const other = repo.openPullRequest({ title: 'Second', commits: 1 });
+    const heads = [pushedTo, other].map((n) => ({ prNumber: n, headSha: repo.pullRequest(n).headSha }));
+    const base = repo.branch('main')!;
+    const built = await buildTestBranch(client, REF, 'mq/main/run2', { queueId: 'q1', repo: REF, targetBranch: 'main', runId: 'run2', baseSha: base, heads, mergeMethod: 'squash' });
+    if (!built.ok) throw new Error('the fake could not build the run');
+    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { owner: 'acme', repo: 'widgets', ref: 'heads/main', sha: built.sha, force: false });
+    repo.pushToPullRequest(pushedTo);
+
+    const merge: MergeRequest = { repo: REF, targetBranch: 'main', runId: 'run2', expectedBaseSha: base, heads, mergeMethod: 'squash' };
+    expect(await landTestedCommit(client, merge, built.sha, recordingLog())).toEqual({ ok: true, newBaseSha: built.sha });
+    expect(repo.pullRequest(other).state).toBe('closed');
+    expect(repo.pullRequest(pushedTo).state).toBe('open');
+    fake.assertNoViolations();
+  });
+
+  test('pushed to, nothing landed: still head_changed, and the branch is not moved', async () => {
+    const { n, tested, merge } = await testedPullRequest('squash');
+    const base = repo.branch('main');
+    repo.pushToPullRequest(n);
+
+    expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: false, reason: 'head_changed' });
+    expect(repo.branch('main')).toBe(base);
+    fake.assertNoViolations();
+  });
+
   test('a branch that moved without it is still base_moved (nothing landed)', async () => {
     const { n, tested, merge } = await testedPullRequest('squash');
     repo.push('main', { change: 'someone-else' });

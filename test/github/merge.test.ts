@@ -93,7 +93,13 @@ describe('merge (landing the tested commit)', () => {
 
   test('a PR head changed since it was tested: head_changed, nothing landed', async () => {
     const { host } = testHost({ runs: runs() });
-    headsAsTested(nock(API), [pr(2, 'moved'), pr(3, HEAD3)]);
+    // Before answering, it makes sure an earlier attempt did not land it (the push came after): the branch does not hold it.
+    headsAsTested(nock(API), [pr(2, 'moved'), pr(3, HEAD3)])
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(200, { object: { sha: BASE } })
+      .get(`${REPO_PATH}/compare/tested...${BASE}`)
+      .query({ per_page: 1 })
+      .reply(200, { status: 'behind', ahead_by: 0, behind_by: 1 });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'head_changed' });
   });
 

@@ -52,20 +52,23 @@ export async function landTestedCommit(
   if (!testedSha) return { ok: false, reason: 'blocked', message: `the commit run ${request.runId} tested is unknown, so nothing can land from it` };
   const prs: PullRequestJson[] = [];
   const current = await currentPullRequests(client, repo, targetBranch, request.heads.map((h) => h.prNumber));
+  const testedHead = new Map(request.heads.map((h) => [h.prNumber, h.headSha]));
   for (const head of request.heads) {
     const pr = current.get(head.prNumber);
-    if (!pr || pr.state !== 'open' || pr.merged || pr.base.ref !== targetBranch) {
-      // Closed by an earlier attempt of this very landing (or merged by GitHub, as its head landed), the branch maybe moved on since: it happened (and the PRs it had not closed yet are closed now).
+    const gone = !pr || pr.state !== 'open' || pr.merged || pr.base.ref !== targetBranch;
+    if (gone || pr.head.sha !== head.headSha) {
+      // Closed by an earlier attempt of this very landing (or merged by GitHub, as its head landed), or pushed to
+      // after an earlier attempt landed it and lost its answer; the branch maybe moved on since: it happened. The
+      // PRs it had not closed yet are closed now, but not one pushed to since: its new commits did not land.
       if (await holdsTestedCommit(client, repo, targetBranch, testedSha)) {
-        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged);
+        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged && p.head.sha === testedHead.get(p.number));
         log.info({ ...where, testedSha }, 'the tested commit had landed already (an earlier attempt): not landing it again');
         if (closesPullRequests) await closeLanded(client, repo, stillOpen, testedSha, request, log);
         return { ok: true, newBaseSha: testedSha };
       }
-      return { ok: false, reason: 'pr_closed' };
+      // Nothing landed. A push after the test: landing now would land the old head and leave the PR open.
+      return { ok: false, reason: gone ? 'pr_closed' : 'head_changed' };
     }
-    // A push after the test: landing now would land the old head and leave the PR open.
-    if (pr.head.sha !== head.headSha) return { ok: false, reason: 'head_changed' };
     prs.push(pr);
   }
   const refused = await fastForward(client, repo, targetBranch, testedSha, log, options.refUpdateRetryMs ?? REF_UPDATE_RETRY_MS);
