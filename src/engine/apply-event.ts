@@ -2,7 +2,7 @@ import { assertNever } from './assert-never.js';
 import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
 import { normalizeBase } from './content.js';
-import type { EngineEntry, EngineEvent } from './model.js';
+import type { EngineEntry, EngineEvent, EngineState, HostOutageCause } from './model.js';
 import { runOf } from './order.js';
 import { finishProbe, forgetProbe, runsAndProbes } from './probes.js';
 
@@ -170,12 +170,20 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       }
       return;
     }
-    case 'host_unavailable':
-      state.hostOutage = { since: state.hostOutage?.since ?? ctx.now, message: event.message };
+    case 'host_unavailable': {
+      const causes = new Set(outageCauses(state.hostOutage));
+      causes.add(event.cause ?? 'actions');
+      state.hostOutage = { since: state.hostOutage?.since ?? ctx.now, message: event.message, causes: [...causes].sort() };
       return;
+    }
     case 'host_recovered': {
       const outage = state.hostOutage;
       if (!outage) return;
+      const remaining = event.cause ? outageCauses(outage).filter((cause) => cause !== event.cause) : [];
+      if (remaining.length > 0) {
+        state.hostOutage = { ...outage, causes: remaining };
+        return;
+      }
       // Results could not be read during the outage: it does not count toward test timeouts.
       for (const run of runsAndProbes(state)) if (run.status === 'running') run.startedAt += Math.max(0, ctx.now - outage.since);
       state.hostOutage = null;
@@ -186,6 +194,12 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
     default:
       assertNever(event);
   }
+}
+
+/** What reported an outage (one saved before causes were kept came from the runner's actions). */
+function outageCauses(outage: EngineState['hostOutage']): HostOutageCause[] {
+  if (!outage) return [];
+  return outage.causes ?? ['actions'];
 }
 
 function restart(ctx: DecisionContext, entryId: string): void {

@@ -72,6 +72,14 @@ export interface EngineEntry {
   place: number | null;
 }
 
+/**
+ * Who says the host is unavailable: the runner, whose actions fail, or the App's
+ * installation events, which say whether it may reach the repository. An App
+ * installed again does not end failures the runner still sees; an action that
+ * goes through ends both.
+ */
+export type HostOutageCause = 'actions' | 'access';
+
 /** One author's recent outcomes in this queue, newest last. */
 export interface AuthorOutcomes {
   author: string;
@@ -156,10 +164,12 @@ export interface EngineState {
   /** Numbers emitted events, so each has a stable id across replays (outgoing webhooks). */
   nextEventSeq: number;
   /**
-   * Set while the repository host fails (the runner retries its actions): nothing
-   * starts, merges or times out meanwhile. States saved before it existed lack it.
+   * Set while the repository host fails (the runner retries its actions) or the
+   * App has no access to the repository: nothing starts, merges or times out
+   * meanwhile. `causes`: what reported it (absent in states saved before causes:
+   * `actions`); see host_recovered for what ends it. States saved before it lack it.
    */
-  hostOutage?: { since: number; message: string } | null;
+  hostOutage?: { since: number; message: string; causes?: HostOutageCause[] } | null;
   /**
    * Set when the host refused (or would refuse) to land for a reason no PR
    * caused (protection the App may not bypass, a forbidden method, an unknown
@@ -215,10 +225,16 @@ export type EngineEvent =
    */
   | { type: 'run_not_started'; runId: string; refused?: { entryId: string; message: string } }
   | { type: 'config_changed'; config: QueueConfig; requestedState: RequestedQueueState }
-  /** The host failed an action (5xx, time-out, rate limit); the runner retries it with back-off. */
-  | { type: 'host_unavailable'; message: string }
-  /** A retried action went through: the outage is over. */
-  | { type: 'host_recovered' }
+  /**
+   * The host failed an action (5xx, time-out, rate limit; cause `actions`, the runner retries it with back-off), or
+   * the App lost access to the repository (`access`: uninstalled, suspended). Absent cause (older logs): `actions`.
+   */
+  | { type: 'host_unavailable'; message: string; cause?: HostOutageCause }
+  /**
+   * Access came back (`access`): it ends only an outage access caused. No cause: an action went through, which
+   * proves both, so the outage is over whatever caused it.
+   */
+  | { type: 'host_recovered'; cause?: HostOutageCause }
   | { type: 'tick' };
 
 /** Public events for outgoing webhooks (issue 5) and logs. */

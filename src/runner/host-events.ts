@@ -32,8 +32,9 @@ export function hostEvents(runner: QueueRunner, stores: Stores): HostEvents {
     },
 
     async hostAccess(queueId, change) {
-      // The same pause as an outage: nothing starts, lands or times out; it lifts when access returns.
-      await runner.record(queueId, change.available ? { type: 'host_recovered' } : { type: 'host_unavailable', message: change.message });
+      // The same pause as an outage: nothing starts, lands or times out; it lifts when access returns. Access returning
+      // ends only what access caused: failures of the runner's actions go on until one of them goes through.
+      await runner.record(queueId, change.available ? { type: 'host_recovered', cause: 'access' } : { type: 'host_unavailable', message: change.message, cause: 'access' });
     },
 
     async branchMoved(repo, branch, sha) {

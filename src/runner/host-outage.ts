@@ -89,7 +89,7 @@ async function failing(tracking: OutageTracking, action: string, error: unknown,
   if (first || (attempts & (attempts - 1)) === 0) {
     deps.log.warn({ queueId: tracking.queueId, action, attempts, outageSeconds: Math.round((deps.now() - since) / 1000), err: error }, 'the repository host is failing; retrying with back-off');
   }
-  if (first) await deps.report({ type: 'host_unavailable', message: `${action}: ${describeHostError(error)}` });
+  if (first) await deps.report({ type: 'host_unavailable', message: `${action}: ${describeHostError(error)}`, cause: 'actions' });
 }
 
 async function recovered(tracking: OutageTracking, deps: OutageDeps): Promise<void> {
@@ -97,5 +97,6 @@ async function recovered(tracking: OutageTracking, deps: OutageDeps): Promise<vo
   tracking.outage = null;
   deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 0);
   deps.log.info({ queueId: tracking.queueId, outageSeconds: Math.round((deps.now() - since) / 1000) }, 'the repository host answers again');
+  // No cause: an action that went through proves the host answers and the App may act, whatever reported the outage.
   await deps.report({ type: 'host_recovered' });
 }

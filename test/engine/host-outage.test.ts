@@ -16,7 +16,7 @@ test('a run does not time out during an outage, and the outage does not count to
   const during = q.send({ type: 'tick' }, 90 * MINUTE);
   expect(during.actions.filter((a) => a.type === 'cancel_run' || a.type === 'publish_status')).toEqual([]);
   expect(q.states()).toEqual({ 1: 'TESTING' });
-  expect(q.state.hostOutage).toEqual({ since: 10 * MINUTE, message: 'start_run: 502: Bad Gateway' });
+  expect(q.state.hostOutage).toEqual({ since: 10 * MINUTE, message: 'start_run: 502: Bad Gateway', causes: ['actions'] });
   // A second failure keeps the outage's start.
   q.send({ type: 'host_unavailable', message: 'merge: request timed out' }, 95 * MINUTE);
   expect(q.state.hostOutage?.since).toBe(10 * MINUTE);
@@ -60,4 +60,33 @@ test('a recovery without an outage changes nothing', () => {
   const decision = q.send({ type: 'host_recovered' }, MINUTE);
   expect(q.state).toEqual(before);
   expect(decision.actions.filter((a) => a.type !== 'wake_at')).toEqual([]);
+});
+
+test('access coming back (an installation event) does not end failures the runner still sees; an action going through ends both', () => {
+  const q = queue();
+  q.submit(1, 0);
+  q.send({ type: 'host_unavailable', message: 'start_run: 502: Bad Gateway', cause: 'actions' }, 10 * MINUTE);
+  q.send({ type: 'host_recovered', cause: 'access' }, 20 * MINUTE);
+  // Still out: past the timeout, nothing fails.
+  q.send({ type: 'tick' }, 90 * MINUTE);
+  expect(q.states()).toEqual({ 1: 'TESTING' });
+  expect(q.state.hostOutage).toEqual({ since: 10 * MINUTE, message: 'start_run: 502: Bad Gateway', causes: ['actions'] });
+  // Access lost meanwhile, then the runner's action goes through: that proves both, the outage ends.
+  q.send({ type: 'host_unavailable', message: 'the App was uninstalled', cause: 'access' }, 95 * MINUTE);
+  expect(q.state.hostOutage?.causes).toEqual(['access', 'actions']);
+  q.send({ type: 'host_recovered' }, 100 * MINUTE);
+  expect(q.state.hostOutage).toBeNull();
+  expect(q.state.runs[0]?.startedAt).toBe(90 * MINUTE);
+});
+
+test('an outage only access caused ends when access comes back; one saved before causes were kept counts as the runner\'s', () => {
+  const q = queue();
+  q.submit(1, 0);
+  q.send({ type: 'host_unavailable', message: 'the App was suspended', cause: 'access' }, 10 * MINUTE);
+  q.send({ type: 'host_recovered', cause: 'access' }, 20 * MINUTE);
+  expect(q.state.hostOutage).toBeNull();
+  // A state saved before causes: its outage came from the runner's actions, so access coming back leaves it.
+  q.state.hostOutage = { since: 30 * MINUTE, message: 'merge: 502' };
+  q.send({ type: 'host_recovered', cause: 'access' }, 40 * MINUTE);
+  expect(q.state.hostOutage).toEqual({ since: 30 * MINUTE, message: 'merge: 502', causes: ['actions'] });
 });

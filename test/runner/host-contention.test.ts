@@ -74,7 +74,7 @@ test('the staging branch keeps moving past the races allowed: an outage, reporte
 
   expect(result.done).toBe(true);
   expect(result.calls).toBe(RACES_LOST_BEFORE_OUTAGE + 3);
-  expect(result.outageReports).toEqual([{ type: 'host_unavailable', message: expect.stringMatching(/^read_base_head: .*moved/) }, { type: 'host_recovered' }]);
+  expect(result.outageReports).toEqual([{ type: 'host_unavailable', message: expect.stringMatching(/^read_base_head: .*moved/), cause: 'actions' }, { type: 'host_recovered' }]);
   expect(result.outageGauge).toEqual([1, 1, 0]);
   expect(result.warnings[0]).toMatch(/repository host is failing/);
   expect(result.tracking.outage).toBeNull();
@@ -84,7 +84,7 @@ test('an ordinary host failure is an outage from its first failure', async () =>
   const result = await carryOut([Object.assign(new Error('Bad Gateway'), { status: 502 })]);
 
   expect(result.done).toBe(true);
-  expect(result.outageReports).toEqual([{ type: 'host_unavailable', message: 'read_base_head: 502: Bad Gateway' }, { type: 'host_recovered' }]);
+  expect(result.outageReports).toEqual([{ type: 'host_unavailable', message: 'read_base_head: 502: Bad Gateway', cause: 'actions' }, { type: 'host_recovered' }]);
   expect(result.outageGauge).toEqual([1, 0]);
   expect(result.warnings).toHaveLength(1);
 });
