@@ -28,6 +28,12 @@ export type RunnerInput =
    * of order, and the queue's own merges announce themselves this way too.
    */
   | { type: 'base_head_changed' }
+  /**
+   * A push of the target branch to a commit the queue tested: its own landing's push, taken as the branch's head
+   * without a read while that merge is in flight or the base is there already (decide-inputs.ts staleLandingPush);
+   * else (late, or delivered again after the branch moved on) the head is read.
+   */
+  | { type: 'landing_pushed'; sha: string }
   /** A host finished a test run: the run record gets its results, the engine its verdict. */
   | { type: 'test_run_reported'; testRunId: string; engineRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
 
@@ -83,6 +89,8 @@ export function engineEventOf(input: RunnerInput): EngineEvent | null {
     case 'refresh_pull_request':
     case 'base_head_changed':
       return null;
+    case 'landing_pushed':
+      return { type: 'base_moved', sha: input.sha };
     case 'test_run_reported':
       return { type: 'run_finished', runId: input.engineRunId, passed: input.passed, failedChecks: input.failedChecks };
     case 'pr_facts_read':
