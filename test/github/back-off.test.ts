@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
 import { pino } from 'pino';
 import { Probot } from 'probot';
-import { createGitHubOctokit, installationOctokits, probotAppAuth, queueProbotOctokit, AppNotInstalledError, GitHubHost } from '../../src/adapters/github/index.js';
+import { createGitHubOctokit, installationOctokits, probotAppAuth, queueProbotOctokit, AppNotInstalledError, GitHubHost, InstallationTokenRefusedError } from '../../src/adapters/github/index.js';
+import { isTransientHostError } from '../../src/ports/host-errors.js';
 import { API, REPO, REPO_PATH, recordingLog, useNock } from './github-fixtures.js';
 
 useNock();
@@ -113,6 +114,46 @@ describe('through Probot: installation Octokits with the same back-off', () => {
     nock(API).get(`${REPO_PATH}/installation`).twice().reply(404, { message: 'Not Found' });
     await expect(octokits.octokitFor(REPO)).rejects.toBeInstanceOf(AppNotInstalledError);
     await expect(octokits.octokitFor(REPO)).rejects.toThrow('The GitHub App is not installed on Codertocat/Hello-World');
+  });
+
+  test.each([
+    [403, 'This installation has been suspended'],
+    [404, 'Not Found'],
+  ])('a token refused (%i %s: suspended, or uninstalled with its id kept) is an outage, not a refusal; the id is asked again next time', async (status, message) => {
+    const octokits = installationOctokits(probotAppAuth(probot()));
+    octokits.remember(REPO, 7);
+    nock(API).post('/app/installations/7/access_tokens').reply(status, { message });
+    const client = await octokits.octokitFor(REPO);
+    const refused = await client.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: REPO.owner, repo: REPO.name, pull_number: 2 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(InstallationTokenRefusedError);
+    // No HTTP status of its own: the runner retries it with back-off and reports the host unavailable.
+    expect(isTransientHostError(refused)).toBe(true);
+    expect(String((refused as Error).message)).toContain(message);
+    // Installed again (a new id) or unsuspended: the next action finds it and goes through.
+    nock(API)
+      .get(`${REPO_PATH}/installation`)
+      .reply(200, { id: 8, account: { login: REPO.owner } })
+      .post('/app/installations/8/access_tokens')
+      .reply(201, { token: 'ghs_eight', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .get(`${REPO_PATH}/pulls/2`)
+      .matchHeader('authorization', 'token ghs_eight')
+      .reply(200, { number: 2 });
+    const again = await octokits.octokitFor(REPO);
+    expect((await again.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: REPO.owner, repo: REPO.name, pull_number: 2 })).data).toEqual({ number: 2 });
+  });
+
+  test('a 403 on an ordinary request is still the repository\'s answer, not a token refusal', async () => {
+    const octokits = installationOctokits(probotAppAuth(probot()));
+    octokits.remember(REPO, 7);
+    nock(API)
+      .post('/app/installations/7/access_tokens')
+      .reply(201, { token: 'ghs_seven', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .patch(`${REPO_PATH}/git/refs/heads%2Fmain`)
+      .reply(403, { message: 'Resource not accessible by integration' });
+    const client = await octokits.octokitFor(REPO);
+    const refused = await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { owner: REPO.owner, repo: REPO.name, ref: 'heads/main', sha: 'abc' }).catch((error: unknown) => error);
+    expect(refused).not.toBeInstanceOf(InstallationTokenRefusedError);
+    expect((refused as { status?: number }).status).toBe(403);
   });
 
   test('an installation id from a webhook payload saves the lookup', async () => {

@@ -3,7 +3,7 @@
  * import. Octokit and Probot types stay behind these names.
  */
 export { GitHubHost, GITHUB_HOST, type GitHubHostOptions, type ChecksOutcome } from './github-host.js';
-export { installationOctokits, probotAppAuth, AppNotInstalledError, type GitHubAppAuth, type InstallationOctokits } from './installation-octokits.js';
+export { installationOctokits, probotAppAuth, AppNotInstalledError, InstallationTokenRefusedError, type GitHubAppAuth, type InstallationOctokits } from './installation-octokits.js';
 export { queueProbotOctokit } from './probot-octokit.js';
 export type { GitHubRequestRecorder } from './request-metrics.js';
 export { createGitHubOctokit, type GitHubOctokitOptions } from './octokit-factory.js';

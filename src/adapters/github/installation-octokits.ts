@@ -34,6 +34,29 @@ export class AppNotInstalledError extends Error {
 }
 
 /**
+ * Thrown when GitHub refuses the App a token for the repository's installation:
+ * the App is suspended on the account, or the installation is gone while its id
+ * was still kept. No refusal of the repository's: like AppNotInstalledError it
+ * carries no HTTP status, so the runner retries it as an outage, which ends by
+ * itself once the App may act again (unsuspended, installed again).
+ */
+export class InstallationTokenRefusedError extends Error {
+  constructor(
+    readonly repo: RepoRef,
+    cause: unknown,
+  ) {
+    super(`GitHub refused the App a token for ${repo.owner}/${repo.name} (suspended or uninstalled): ${(cause as Error)?.message ?? cause}`, { cause });
+    this.name = 'InstallationTokenRefusedError';
+  }
+}
+
+/** A failed request for an installation token (the auth strategy asks for one before a request, when it has none). */
+function tokenRefused(error: unknown): boolean {
+  const url = (error as { request?: { url?: unknown } } | null)?.request?.url;
+  return failedWith(error, 401, 403, 404) && typeof url === 'string' && /\/app\/installations\/\d+\/access_tokens$/.test(url);
+}
+
+/**
  * Installation Octokits per repository: the installation id comes from
  * `GET /repos/{owner}/{repo}/installation` with the app's JWT and is kept for
  * `ttlMs` (an app can be reinstalled, which changes the id); one Octokit per
@@ -80,7 +103,22 @@ export function installationOctokits(auth: GitHubAppAuth, options: { ttlMs?: num
   };
 
   return {
-    octokitFor: async (repo) => client(await installationId(repo)),
+    octokitFor: async (repo) => {
+      const id = await installationId(repo);
+      const octokit = await client(id);
+      return {
+        request: async (route, parameters) => {
+          try {
+            return await octokit.request(route, parameters);
+          } catch (error) {
+            if (!tokenRefused(error)) throw error;
+            // Asked again next time: a reinstalled App has a new id, an unsuspended one gives tokens again.
+            installations.delete(repoKey(repo));
+            throw new InstallationTokenRefusedError(repo, error);
+          }
+        },
+      };
+    },
     remember: (repo, id) => installations.set(repoKey(repo), { id: Promise.resolve(id), at: now() }),
     forget: (repo) => installations.delete(repoKey(repo)),
   };
