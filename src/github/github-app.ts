@@ -7,7 +7,7 @@ import type { PullRequestService } from '../queue/pull-request-service.js';
 import type { QueueService } from '../queue/queue-service.js';
 import { parseComment, type QueueCommand } from './commands.js';
 import { applyDefaultBranchQueueFile, pushTouchesQueueFile, resyncOrganization, syncQueueFileOnPush } from './queue-file-sync.js';
-import { noQueueComment, replyTo } from './replies.js';
+import { noQueueComment, pushedAfterCommand, replyTo } from './replies.js';
 
 /** What the webhook handlers hand events to. They only translate: the runner decides. */
 export interface GitHubAppDeps {
@@ -109,7 +109,7 @@ export function githubApp(deps: GitHubAppDeps) {
     app.on('issue_comment.created', async (context) =>
       withRepo(context, async (repo, payload) => {
         const issue = payload.issue as { number: number; pull_request?: unknown };
-        const comment = payload.comment as { body: string; user: { login: string; type?: string } };
+        const comment = payload.comment as { body: string; created_at: string; user: { login: string; type?: string } };
         if (!issue.pull_request || comment.user.type === 'Bot') return;
         const parsed = parseComment(comment.body);
         if (parsed.kind === 'none') return;
@@ -121,6 +121,9 @@ export function githubApp(deps: GitHubAppDeps) {
         if (!queue.config.commandsEnabled) return void (await reply(replyTo(`Commands are turned off for the \`${pull.base.ref}\` queue.`)));
         if (!(await canWrite(context, comment.user.login))) {
           return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
+        }
+        if (parsed.command.kind === 'merge' && changedAfter(pull.updated_at, comment.created_at)) {
+          return void (await reply(replyTo(pushedAfterCommand(pull.head.sha))));
         }
         const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number }, pull.head.sha);
         if (outcome) await reply(replyTo(outcome));
@@ -246,6 +249,18 @@ async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: Repo
 }
 
 /** How long an answer about someone's write access is reused (a label on four PRs asks once). */
+/**
+ * Whether GitHub changed the PR after a comment was made (`updated_at`, server time, in seconds; a push moves it).
+ * A command acts on the head GitHub gives when it is handled, which a push after the comment (a delivery handled
+ * late, or retried minutes later) has replaced: that head was never approved. Anything else that changed the PR
+ * meanwhile refuses too (the writer comments again); a push within the comment's own second is not told apart.
+ */
+function changedAfter(updatedAt: string, commentedAt: string): boolean {
+  const updated = Date.parse(updatedAt);
+  const commented = Date.parse(commentedAt);
+  return Number.isFinite(updated) && Number.isFinite(commented) && updated > commented;
+}
+
 const PERMISSION_MEMORY_MS = 60_000;
 const permissions = new Map<string, { writes: Promise<boolean>; at: number }>();
 

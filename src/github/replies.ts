@@ -10,3 +10,8 @@ export function noQueueComment(baseBranch: string): string {
 export function replyTo(message: string): string {
   return `:warning: Merge queue: ${message}`;
 }
+
+/** A `/mq merge` refused because the PR changed after the command: what was approved is not known for sure. */
+export function pushedAfterCommand(headSha: string): string {
+  return `this pull request changed after your \`/mq merge\` (a push, maybe; its head is now ${headSha.slice(0, 7)}), so it was not queued: the queue lands only the head a command was given for. Comment \`/mq merge\` again to queue the head it has now.`;
+}
