@@ -92,8 +92,15 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const run = state.runs.find((r) => r.id === event.runId);
       if (state.mergingRunId !== event.runId || !run) return;
       state.mergingRunId = null;
-      const reported = state.pendingBaseSha ?? null;
+      const pending = state.pendingBaseSha ?? null;
+      const pendingLanding = state.pendingBaseLanding === true;
       state.pendingBaseSha = null;
+      state.pendingBaseLanding = false;
+      // A landing's push counts only as this merge's result; any other landing's (an earlier one, late) says only
+      // that the head is to be read.
+      const ownLanding = pendingLanding && event.ok && pending === event.newBaseSha;
+      if (pendingLanding && !ownLanding) state.awaitingBaseHead = true;
+      const reported = pendingLanding ? null : pending;
       if (!event.ok) {
         if (event.reason === 'blocked') {
           // The passed run stays valid: it lands, untested again, once an operator lifts the block.
@@ -131,8 +138,13 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
     }
     case 'base_moved':
       // Our own merge's push can be reported before its outcome: decide once the outcome is known.
-      if (state.mergingRunId) state.pendingBaseSha = event.sha;
-      else {
+      if (state.mergingRunId) {
+        state.pendingBaseSha = event.sha;
+        state.pendingBaseLanding = event.landing === true;
+      } else if (event.landing) {
+        // A landing's push with no merge in flight: late, or delivered again. Not the head unless the base is there.
+        if (event.sha !== state.baseSha) state.awaitingBaseHead = true;
+      } else {
         state.awaitingBaseHead = false;
         moveBase(ctx, event.sha);
       }

@@ -185,6 +185,8 @@ export interface EngineState {
   awaitingBaseHead?: boolean;
   /** A branch head reported while a merge was in flight: applied once the merge's outcome is known. */
   pendingBaseSha?: string | null;
+  /** The pending head came from the push of a landing (base_moved `landing`): it counts only as that merge's result. */
+  pendingBaseLanding?: boolean;
   /** Heads the queue's own merges replaced, newest last: a late report of one is stale, never a move. */
   replacedBases?: string[];
   /** When the queue last moved (a run started or finished, a PR concluded), or began waiting; absent in older states. */
@@ -216,7 +218,12 @@ export type EngineEvent =
   | { type: 'merge_finished'; runId: string; ok: false; reason: 'refused'; entryId: string; message: string }
   /** The host refused to land for a reason no PR caused: the queue stops merging and says why. */
   | { type: 'merge_finished'; runId: string; ok: false; reason: 'blocked'; message: string }
-  | { type: 'base_moved'; sha: string }
+  /**
+   * The branch is at `sha`. `landing`: a push of a commit the queue tested, which is only a hint (its webhook may be
+   * late or delivered again after the branch moved on): it counts as the result of the merge in flight, and
+   * otherwise, unless the base is there already, the head is read (awaitingBaseHead).
+   */
+  | { type: 'base_moved'; sha: string; landing?: true }
   /** The host would refuse to land this run whatever its tests say (protection, settings): found before testing. */
   | { type: 'landing_impossible'; runId: string; message: string }
   /**

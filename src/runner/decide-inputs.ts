@@ -41,16 +41,15 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   const actions: RunnerAction[] = [];
   let configChanged = false;
   let readBase = false;
+  const awaitingBefore = state.awaitingBaseHead === true;
   const events: Array<TimedEvent & { item: InboxItem }> = [];
   const round = new RoundEntries(together);
   let queued: EngineEntry[] | undefined;
   for (const item of items) {
-    // Judged on the state as it is: with events of this round still to be decided together, it is left to the engine.
-    const stale = events.length === 0 && staleLandingPush(state, item.input);
     try {
       actions.push(...recordsFor(state, item, round));
       round.note(item.input);
-      const event = stale ? null : engineEventOf(item.input);
+      const event = engineEventOf(item.input);
       if (event) {
         if (together) events.push({ event, at: Math.max(item.at, 0), item });
         else {
@@ -66,7 +65,6 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
     // The branch moved under a merge: what it holds now is read from the host, never guessed.
     if (item.input.type === 'merge_finished' && !item.input.ok && item.input.reason === 'base_moved') readBase = true;
     if (item.input.type === 'base_head_changed') readBase = true;
-    if (stale) readBase = true;
   }
   if (events.length > 0) {
     try {
@@ -79,21 +77,10 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
     }
   }
   // The branch head is asked for while unknown (a new queue, a restart, a first read the host refused):
-  // on every decision until it is known, since nothing starts without it.
-  if (readBase || state.baseSha === null) actions.push({ type: 'read_base_head' });
+  // on every decision until it is known, since nothing starts without it; and when the engine began waiting for it
+  // (a push of the queue's own landing that came late, apply-event.ts base_moved).
+  if (readBase || state.baseSha === null || (state.awaitingBaseHead === true && !awaitingBefore)) actions.push({ type: 'read_base_head' });
   return { state, actions, configChanged, ...(queued ? { queued } : {}) };
-}
-
-/**
- * A push naming a commit the queue tested, with no merge in flight and the branch
- * elsewhere: the push of a landing the queue already took in, delivered late or
- * again after the branch moved on (someone pushed on top). Taken as the branch's
- * head it would move the base back, and runs would be rebuilt on a commit the
- * branch has left; the head is read instead. (With a merge in flight the engine
- * keeps the sha for the merge's outcome; at the base already, it changes nothing.)
- */
-function staleLandingPush(state: EngineState, input: RunnerInput): boolean {
-  return input.type === 'landing_pushed' && state.mergingRunId === null && state.baseSha !== null && input.sha !== state.baseSha;
 }
 
 /** The queue could not be settled after inputs decided together: which input is to blame is found one by one. */
