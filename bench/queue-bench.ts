@@ -97,7 +97,7 @@ for (const [i, bench] of benches.entries()) {
   const hintStudy = formatHintStudy(perSeed, bench.spec.riskSeparation ?? DEFAULT_RISK_SEPARATION);
   if (hintStudy) {
     out();
-    out(`Sharper hints (ours, the default configuration, on the same PRs, breakage and CI; only the hints are drawn with the breaking PRs' signal further apart, r their correlation with breakage), ${seedLabel}:`);
+    out(`Sharper hints (ours, the default configuration, on the same PRs and breakage with the same CI model; only the hints are drawn with the breaking PRs' signal further apart, r their correlation with breakage), ${seedLabel}:`);
     out();
     out(hintStudy);
     out();

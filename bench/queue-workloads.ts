@@ -10,7 +10,7 @@ export interface BenchWorkload {
   lanes: boolean;
   /**
    * Separations of the risk signal (workload.ts riskSeparation) at which 'ours' also runs
-   * on the same PRs, breakage and CI: what better hints would be worth there.
+   * on the same PRs and breakage: what better hints would be worth there.
    */
   hintStudy?: number[];
 }

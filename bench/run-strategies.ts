@@ -1,5 +1,5 @@
 import { EtaProbe, etaAccuracy, type EtaAccuracy } from '../src/forecast/eta-probe.js';
-import { metricsOf, type StrategyMetrics } from '../src/simulation/metrics.js';
+import { metricsOf, percentile, type StrategyMetrics } from '../src/simulation/metrics.js';
 import type { SimRecord } from '../src/simulation/sim-record.js';
 import { simulate } from '../src/simulation/simulator.js';
 import type { Strategy } from '../src/simulation/strategy.js';
@@ -67,12 +67,11 @@ export function strategiesFor(bench: BenchWorkload, conflicts: Array<[number, nu
   ];
 }
 
-function median(values: number[]): number | null {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? null : (sorted[Math.floor(sorted.length / 2)] as number);
+function medianFiles(prs: Array<{ changedFiles: number }>): number | null {
+  return percentile(prs.map((p) => p.changedFiles).sort((a, b) => a - b), 50);
 }
 
-/** The default row given hints of another quality; hints draw from a stream of their own, so nothing else changes. */
+/** The default row given hints of another quality; hints draw from a stream of their own, so the PRs and their breakage stay. */
 function withHintsAt(bench: BenchWorkload, seed: number, separation: number): HintStudyResult {
   const workload = generateWorkload({ ...bench.spec, riskSeparation: separation }, seed);
   const record = simulate(workload, new EngineStrategy(DEFAULT_ROW, 'ours', true), { seed, capacity: CI_CAPACITY });
@@ -90,7 +89,7 @@ export function runWorkload(bench: BenchWorkload, seed: number): WorkloadResult 
     seed,
     riskCorrelation: riskCorrelation(workload.prs),
     authorShares: carelessShares(workload.prs, bench.spec.authors ?? DEFAULT_AUTHOR_POOL),
-    medianChangedFiles: { sound: median(workload.prs.filter((p) => !p.breaks).map((p) => p.changedFiles)), breaking: median(workload.prs.filter((p) => p.breaks).map((p) => p.changedFiles)) },
+    medianChangedFiles: { sound: medianFiles(workload.prs.filter((p) => !p.breaks)), breaking: medianFiles(workload.prs.filter((p) => p.breaks)) },
     metrics: records.map(metricsOf),
     eta: etaAccuracy(probe.etas, records[probeAt] as SimRecord),
     violations: Object.fromEntries(records.filter((r) => r.violations.length > 0).map((r) => [r.strategy, r.violations.slice(0, 5)])),

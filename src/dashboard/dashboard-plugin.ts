@@ -21,23 +21,30 @@ const HEARTBEAT_MS = 15_000;
  * organization's queues changed; pages then read what they show. Reads only:
  * a session cookie (or an x-api-token header) is enough, no CSRF token.
  */
-export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { sandbox: boolean; uiRoot?: string }): FastifyPluginAsync {
+export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { sandbox: boolean; uiRoot?: string; heartbeatMs?: number }): FastifyPluginAsync {
   const uiRoot = options.uiRoot ?? DEFAULT_UI_ROOT;
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   return async (app) => {
     // What the pages may offer: the demo button only where the sandbox is on.
     app.get('/ui/config', { schema: { hide: true } }, async () => ({ sandbox: options.sandbox }));
 
     const open = new Set<() => void>();
-    // A server shutting down ends open streams instead of waiting for them.
-    app.addHook('onClose', async () => {
+    // A server shutting down ends open streams instead of waiting for them: before in-flight requests are waited for
+    // (preClose), since a stream is one that never completes by itself (onClose came after that wait, and never).
+    app.addHook('preClose', async () => {
       for (const end of [...open]) end();
     });
 
     app.get('/ui/live', { schema: { hide: true } }, async (request, reply) => {
+      const socket = request.raw.socket;
       const token = await authenticateRequest(request, deps);
       if (!token) return sendError(reply, 401, 'Sign in first: a session cookie or an x-api-token header is needed.');
       const queues = await deps.stores.queues.listForOrg(token.host, token.owner);
+      // Read before `hello`, on which pages read their views: a change after this is told, however soon.
+      const since = await live.versions(queues.map((q) => q.id));
       reply.hijack();
+      // Gone while those were read: its 'close' came before anyone listened, so nothing would ever end the stream.
+      if (socket.destroyed) return;
       const stream = reply.raw;
       stream.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
       // Browsers reconnect by themselves after this long when the stream breaks.
@@ -46,8 +53,15 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       const stopWatching = live.watch(
         queues.map((q) => q.id),
         (change) => stream.write(`event: queue\ndata: ${JSON.stringify(change)}\n\n`),
+        since,
       );
-      const heartbeat = setInterval(() => stream.write(': still here\n\n'), HEARTBEAT_MS);
+      // Each heartbeat checks the credential again: a sign-out, an expired session or a revoked token ends the stream.
+      const heartbeat = setInterval(() => {
+        authenticateRequest(request, deps).then(
+          (still) => (still ? stream.write(': still here\n\n') : end()),
+          () => stream.write(': still here\n\n'),
+        );
+      }, heartbeatMs);
       heartbeat.unref();
       const end = () => {
         if (!open.delete(end)) return;
@@ -57,6 +71,7 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       };
       open.add(end);
       request.raw.on('close', end);
+      socket.once('close', end);
     });
 
     if (existsSync(join(uiRoot, 'index.html'))) {

@@ -12,7 +12,8 @@ export type QueueChangeListener = (change: { queueId: string; version: number })
  * the views they show (served from the enqueued-entries cache while at rest).
  */
 export class LiveUpdates {
-  private readonly watchers = new Map<string, { version: number | null; listeners: Set<QueueChangeListener> }>();
+  /** Per watched queue, each listener and the version it last knew (null: none yet, the next read sets it). */
+  private readonly watchers = new Map<string, Map<QueueChangeListener, number | null>>();
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
 
@@ -22,11 +23,21 @@ export class LiveUpdates {
     private readonly log: { warn(details: object, message: string): void } = { warn: () => {} },
   ) {}
 
-  /** Starts telling `listener` of changes to these queues; the function returned stops it. */
-  watch(queueIds: string[], listener: QueueChangeListener): () => void {
+  /** The queues' versions now: what a viewer about to read its views starts from (one read per queue). */
+  async versions(queueIds: string[]): Promise<Map<string, number>> {
+    const read = await Promise.all(queueIds.map(async (queueId) => [queueId, (await this.stores.engine.cursors(queueId)).recordedThrough] as const));
+    return new Map(read);
+  }
+
+  /**
+   * Starts telling `listener` of changes to these queues; the function returned stops it. `since`: the versions
+   * the viewer's pages read at (versions(), read before they read their views), so a change between that read and
+   * the next poll is told too; without it, the next poll only sets where the viewer starts.
+   */
+  watch(queueIds: string[], listener: QueueChangeListener, since: ReadonlyMap<string, number> = new Map()): () => void {
     for (const queueId of queueIds) {
-      const watcher = this.watchers.get(queueId) ?? { version: null, listeners: new Set<QueueChangeListener>() };
-      watcher.listeners.add(listener);
+      const watcher = this.watchers.get(queueId) ?? new Map<QueueChangeListener, number | null>();
+      watcher.set(listener, since.get(queueId) ?? null);
       this.watchers.set(queueId, watcher);
     }
     if (!this.timer) {
@@ -36,8 +47,8 @@ export class LiveUpdates {
     return () => {
       for (const queueId of queueIds) {
         const watcher = this.watchers.get(queueId);
-        watcher?.listeners.delete(listener);
-        if (watcher && watcher.listeners.size === 0) this.watchers.delete(queueId);
+        watcher?.delete(listener);
+        if (watcher && watcher.size === 0) this.watchers.delete(queueId);
       }
       if (this.watchers.size === 0) this.stop();
     };
@@ -60,11 +71,12 @@ export class LiveUpdates {
     try {
       for (const [queueId, watcher] of [...this.watchers]) {
         const { recordedThrough } = await this.stores.engine.cursors(queueId);
-        const before = watcher.version;
-        watcher.version = recordedThrough;
-        // The first read only sets where the viewer started.
-        if (before === null || before === recordedThrough) continue;
-        for (const listener of [...watcher.listeners]) listener({ queueId, version: recordedThrough });
+        for (const [listener, known] of [...watcher]) {
+          if (known === recordedThrough || !watcher.has(listener)) continue;
+          watcher.set(listener, recordedThrough);
+          // A listener that knew no version only learns where it starts.
+          if (known !== null) listener({ queueId, version: recordedThrough });
+        }
       }
     } catch (error) {
       this.log.warn({ err: error }, 'live updates: reading queue versions failed; tried again next interval');

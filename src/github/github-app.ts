@@ -7,7 +7,7 @@ import type { PullRequestService } from '../queue/pull-request-service.js';
 import type { QueueService } from '../queue/queue-service.js';
 import { parseComment, type QueueCommand } from './commands.js';
 import { applyDefaultBranchQueueFile, pushTouchesQueueFile, resyncOrganization, syncQueueFileOnPush } from './queue-file-sync.js';
-import { noQueueComment, pushedAfterCommand, replyTo } from './replies.js';
+import { noQueueComment, changedAfterCommand, replyTo } from './replies.js';
 
 /** What the webhook handlers hand events to. They only translate: the runner decides. */
 export interface GitHubAppDeps {
@@ -123,7 +123,7 @@ export function githubApp(deps: GitHubAppDeps) {
           return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
         }
         if (parsed.command.kind === 'merge' && changedAfter(pull.updated_at, comment.created_at)) {
-          return void (await reply(replyTo(pushedAfterCommand(pull.head.sha))));
+          return void (await reply(replyTo(changedAfterCommand(pull.head.sha))));
         }
         const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number }, pull.head.sha);
         if (outcome) await reply(replyTo(outcome));
@@ -248,7 +248,6 @@ async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: Repo
   return result.ok ? null : result.failure.message;
 }
 
-/** How long an answer about someone's write access is reused (a label on four PRs asks once). */
 /**
  * Whether GitHub changed the PR after a comment was made (`updated_at`, server time, in seconds; a push moves it).
  * A command acts on the head GitHub gives when it is handled, which a push after the comment (a delivery handled
@@ -261,6 +260,7 @@ function changedAfter(updatedAt: string, commentedAt: string): boolean {
   return Number.isFinite(updated) && Number.isFinite(commented) && updated > commented;
 }
 
+/** How long an answer about someone's write access is reused (a label on four PRs asks once). */
 const PERMISSION_MEMORY_MS = 60_000;
 const permissions = new Map<string, { writes: Promise<boolean>; at: number }>();
 

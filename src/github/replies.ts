@@ -11,7 +11,7 @@ export function replyTo(message: string): string {
   return `:warning: Merge queue: ${message}`;
 }
 
-/** A `/mq merge` refused because the PR changed after the command: what was approved is not known for sure. */
-export function pushedAfterCommand(headSha: string): string {
-  return `this pull request changed after your \`/mq merge\` (a push, maybe; its head is now ${headSha.slice(0, 7)}), so it was not queued: the queue lands only the head a command was given for. Comment \`/mq merge\` again to queue the head it has now.`;
+/** A `/mq merge` refused because the PR changed after the command (a push among what may have): what was approved is not known for sure. */
+export function changedAfterCommand(headSha: string): string {
+  return `this pull request changed after your \`/mq merge\` (GitHub says it was updated since: a push, a label, a comment...; its head is now ${headSha.slice(0, 7)}), so it was not queued: the queue lands only the head a command was given for. Comment \`/mq merge\` again to queue the head it has now.`;
 }

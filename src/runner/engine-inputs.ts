@@ -23,7 +23,8 @@ export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
     ...(facts.checksPending ? { checksPending: true } : {}),
     // The engine derives a risk from the recent outcomes of the author's PRs and of PRs this size when the client gives none.
     ...(facts.author ? { author: facts.author } : {}),
-    ...(facts.changedFiles !== undefined ? { changedFiles: facts.changedFiles } : {}),
+    // A count the host gave; anything else (a null stored, a NaN) is no size at all, not the smallest class.
+    ...(Number.isInteger(facts.changedFiles) && (facts.changedFiles as number) >= 0 ? { changedFiles: facts.changedFiles } : {}),
   };
 }
 

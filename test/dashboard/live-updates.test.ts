@@ -50,3 +50,19 @@ test('a page that leaves stops hearing; the others go on', async () => {
   expect([a, b]).toEqual([[1], [1, 2]]);
   live.stop();
 });
+
+test('a viewer given the versions its page read at hears a change the first poll finds; one given none only starts there', async () => {
+  const { stores, versions } = cursorStore();
+  const live = new LiveUpdates(stores, 60_000);
+  const given: number[] = [];
+  const none: number[] = [];
+  live.watch(['q'], (c) => given.push(c.version), new Map([['q', 0]]));
+  live.watch(['q'], (c) => none.push(c.version));
+  versions.set('q', 1);
+  await live.poll();
+  expect([given, none]).toEqual([[1], []]);
+  versions.set('q', 2);
+  await live.poll();
+  expect([given, none]).toEqual([[1, 2], [2]]);
+  live.stop();
+});

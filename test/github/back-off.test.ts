@@ -142,6 +142,30 @@ describe('through Probot: installation Octokits with the same back-off', () => {
     expect((await again.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: REPO.owner, repo: REPO.name, pull_number: 2 })).data).toEqual({ number: 2 });
   });
 
+  test('a token GitHub no longer takes (401: revoked as the App was uninstalled or suspended) is an outage too, and the installation is asked again', async () => {
+    // Stand-ins for the App's Octokits (Probot's own would first ask again for seconds after making a token).
+    const lookups: number[] = [];
+    const auth = {
+      appOctokit: async () => ({ request: async () => (lookups.push(9), { status: 200, data: { id: 9 } }) }),
+      installationOctokit: async (id: number) => ({
+        request: async () => {
+          if (id === 7) throw Object.assign(new Error('Bad credentials'), { status: 401 });
+          return { status: 200, data: { number: 2, via: id } };
+        },
+      }),
+    };
+    const octokits = installationOctokits(auth);
+    octokits.remember(REPO, 7);
+    const refused = await (await octokits.octokitFor(REPO)).request('GET /repos/{owner}/{repo}/pulls/{pull_number}').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(InstallationTokenRefusedError);
+    expect(isTransientHostError(refused)).toBe(true);
+    expect(String((refused as Error).message)).toContain('Bad credentials');
+    // The kept installation is forgotten: the next action asks which it is now (installed again: 9).
+    const again = await (await octokits.octokitFor(REPO)).request('GET /repos/{owner}/{repo}/pulls/{pull_number}');
+    expect(again.data).toEqual({ number: 2, via: 9 });
+    expect(lookups).toEqual([9]);
+  });
+
   test('a 403 on an ordinary request is still the repository\'s answer, not a token refusal', async () => {
     const octokits = installationOctokits(probotAppAuth(probot()));
     octokits.remember(REPO, 7);

@@ -4,6 +4,7 @@
  * risk from its author's and its size's recent outcomes in the queue (issue
  * 12, point 3).
  */
+import { engineFacts } from '../../src/runner/engine-inputs.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -66,7 +67,18 @@ test('a PR without a hint is as risky as PRs its size were here: a big change ab
 
 test('a bad size is refused with a clear error and changes nothing', async () => {
   const repo = { host: 'sandbox', owner: 'demo', name: 'bad-size' };
-  const res = await h.post('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, changedFiles: -3 }, token);
-  expect(res.statusCode).toBe(400);
-  expect(res.body).toMatch(/changedFiles/);
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, changedFiles: 12, title: 'Before' });
+  const before = await ok('/sandbox/getRepository', { repo });
+  for (const changedFiles of [-3, 1.5, 'many']) {
+    const res = await h.post('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, changedFiles, title: 'After' }, token);
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toMatch(/changedFiles/);
+  }
+  expect(await ok('/sandbox/getRepository', { repo })).toEqual(before);
+});
+
+test('a size the host did not give as a count (a stored null, NaN) is no size, not the smallest class', () => {
+  const read = { title: 't', author: 'a', headSha: 'h', baseBranch: 'main', open: true, draft: false, merged: false, mergeability: 'mergeable' as const, readAt: new Date() };
+  expect(engineFacts({ ...read, changedFiles: 7 }).changedFiles).toBe(7);
+  for (const changedFiles of [null, Number.NaN, -1, 2.5]) expect(engineFacts({ ...read, changedFiles: changedFiles as unknown as number })).not.toHaveProperty('changedFiles');
 });

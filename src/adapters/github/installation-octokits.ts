@@ -34,26 +34,32 @@ export class AppNotInstalledError extends Error {
 }
 
 /**
- * Thrown when GitHub refuses the App a token for the repository's installation:
- * the App is suspended on the account, or the installation is gone while its id
- * was still kept. No refusal of the repository's: like AppNotInstalledError it
- * carries no HTTP status, so the runner retries it as an outage, which ends by
- * itself once the App may act again (unsuspended, installed again).
+ * Thrown when GitHub refuses the App a token for the repository's installation
+ * (the App is suspended on the account, or the installation is gone while its
+ * id was still kept), or no longer takes the token it gave (401: revoked when
+ * the App was uninstalled or suspended). No refusal of the repository's: like
+ * AppNotInstalledError it carries no HTTP status, so the runner retries it as an
+ * outage, which ends by itself once the App may act again (unsuspended,
+ * installed again). GitHub's words are kept: a wrong private key shows here too.
  */
 export class InstallationTokenRefusedError extends Error {
   constructor(
     readonly repo: RepoRef,
     cause: unknown,
   ) {
-    super(`GitHub refused the App a token for ${repo.owner}/${repo.name} (suspended or uninstalled): ${(cause as Error)?.message ?? cause}`, { cause });
+    super(`GitHub refused the App's token for ${repo.owner}/${repo.name} (the App suspended or uninstalled?): ${(cause as Error)?.message ?? cause}`, { cause });
     this.name = 'InstallationTokenRefusedError';
   }
 }
 
-/** A failed request for an installation token (the auth strategy asks for one before a request, when it has none). */
+/**
+ * A failed request for an installation token (the auth strategy asks for one before a request, when it has none),
+ * or a token GitHub no longer takes (401 on any request: authentication, never a repository's refusal).
+ */
 function tokenRefused(error: unknown): boolean {
+  if (failedWith(error, 401)) return true;
   const url = (error as { request?: { url?: unknown } } | null)?.request?.url;
-  return failedWith(error, 401, 403, 404) && typeof url === 'string' && /\/app\/installations\/\d+\/access_tokens$/.test(url);
+  return failedWith(error, 403, 404) && typeof url === 'string' && /\/app\/installations\/\d+\/access_tokens$/.test(url);
 }
 
 /**
@@ -105,15 +111,18 @@ export function installationOctokits(auth: GitHubAppAuth, options: { ttlMs?: num
   return {
     octokitFor: async (repo) => {
       const id = await installationId(repo);
-      const octokit = await client(id);
+      const pending = client(id);
+      const octokit = await pending;
       return {
         request: async (route, parameters) => {
           try {
             return await octokit.request(route, parameters);
           } catch (error) {
             if (!tokenRefused(error)) throw error;
-            // Asked again next time: a reinstalled App has a new id, an unsuspended one gives tokens again.
+            // Asked again next time: a reinstalled App has a new id, an unsuspended one gives tokens again (a new
+            // Octokit asks for a new token rather than keep sending the one refused).
             installations.delete(repoKey(repo));
+            if (clients.get(id) === pending) clients.delete(id);
             throw new InstallationTokenRefusedError(repo, error);
           }
         },

@@ -21,7 +21,8 @@ export function HealthPage({ queue }: { queue: QueueRef }) {
     api.health(queue.repo, queue.targetBranch, chosen.hours, chosen.bucketMinutes).then(setHealth, (e: Error) => setError(e.message));
   }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, chosen.hours, chosen.bucketMinutes]);
   useEffect(load, [load]);
-  useLiveQueue(useQueueId(queue), load);
+  // Its buckets are minutes to days wide, and a read spans the whole window: once a minute is enough.
+  useLiveQueue(useQueueId(queue), load, 60_000);
   const x = health?.buckets.map((b) => Date.parse(b.start) / 1000) ?? [];
   const reasons = [...new Set(health?.buckets.flatMap((b) => Object.keys(b.ejected)) ?? [])];
   return (

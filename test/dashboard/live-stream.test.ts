@@ -1,0 +1,97 @@
+/**
+ * GET /ui/live over a real socket: a client gone while the stream was being
+ * set up leaves nothing behind; a change made between the versions read at
+ * connect and the first poll is told; a credential that ends (sign-out,
+ * expiry, revocation) ends the stream at the next heartbeat. (Found by review.)
+ */
+import { request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import type { ApiDeps } from '../../src/api/deps.js';
+import { dashboardPlugin } from '../../src/dashboard/dashboard-plugin.js';
+import { LiveUpdates } from '../../src/dashboard/live-updates.js';
+import type { Stores } from '../../src/ports/stores.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The service's stream route over stores the test controls: listing takes `listMs`; the token holds while `valid`. */
+async function liveServer(options: { listMs?: number } = {}) {
+  const versions = new Map<string, number>();
+  const auth = { valid: true };
+  const stores = {
+    engine: { cursors: async (queueId: string) => ({ recordedThrough: versions.get(queueId) ?? 0, actedThrough: 0 }) },
+    queues: {
+      listForOrg: async () => {
+        await sleep(options.listMs ?? 0);
+        return [{ id: 'q1' }];
+      },
+    },
+  } as unknown as Stores;
+  const deps = {
+    stores,
+    tokens: { authenticate: async () => (auth.valid ? { id: 't', host: 'sandbox', owner: 'demo', revokedAt: null } : null) },
+    now: () => new Date(),
+  } as unknown as ApiDeps;
+  const live = new LiveUpdates(stores, 60_000);
+  const app = Fastify();
+  await app.register(dashboardPlugin(deps, live, { sandbox: false, uiRoot: '/nonexistent', heartbeatMs: 100 }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  const open = () => {
+    const req = request({ host: '127.0.0.1', port, path: '/ui/live', headers: { 'x-api-token': 'mq_x' } });
+    req.on('error', () => undefined);
+    req.end();
+    return req;
+  };
+  const close = async () => {
+    live.stop();
+    await app.close();
+  };
+  return { versions, auth, live, open, close };
+}
+
+/** The stream's text so far, and whether it ended. */
+function reading(req: ReturnType<typeof request>) {
+  const seen = { text: '', ended: false };
+  req.on('response', (res: IncomingMessage) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => (seen.text += chunk));
+    res.on('end', () => (seen.ended = true));
+  });
+  return seen;
+}
+
+test('a client that leaves while the stream is being set up leaves no watcher behind', async () => {
+  const server = await liveServer({ listMs: 200 });
+  const req = server.open();
+  await sleep(50);
+  req.destroy(); // the page went away while the server was still reading
+  await sleep(400);
+  expect(server.live.watchedQueues).toBe(0);
+  await server.close();
+});
+
+test('a change between the connect and the first poll is told (the page read its views on hello, before it)', async () => {
+  const server = await liveServer();
+  const seen = reading(server.open());
+  await sleep(100);
+  expect(seen.text).toContain('event: hello');
+  server.versions.set('q1', 1); // decided right after the page read its views
+  await server.live.poll();
+  await sleep(50);
+  expect(seen.text).toContain('event: queue\ndata: {"queueId":"q1","version":1}');
+  await server.close();
+});
+
+test('a credential that ends ends the stream at the next heartbeat', async () => {
+  const server = await liveServer();
+  const seen = reading(server.open());
+  await sleep(250);
+  expect(seen.text).toContain(': still here');
+  expect(seen.ended).toBe(false);
+  server.auth.valid = false; // signed out, expired or revoked
+  await sleep(250);
+  expect(seen.ended).toBe(true);
+  expect(server.live.watchedQueues).toBe(0);
+  await server.close();
+});
