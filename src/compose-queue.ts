@@ -7,6 +7,7 @@ import { hostEvents } from './runner/host-events.js';
 import { Maintenance, type MaintenanceTask } from './runner/maintenance.js';
 import { QueueRunner, type RunnerLog } from './runner/queue-runner.js';
 import { readBaseHeads, refreshWaitingFacts } from './runner/refresh-waiting-facts.js';
+import { forgetFinishedDeliveries, OUTBOX_MEMORY_MS } from './webhooks/outbox-retention.js';
 
 /** GitHub redelivers within days; a week of delivery ids is plenty. */
 const DELIVERY_MEMORY_MS = 7 * 24 * 60 * 60 * 1000;
@@ -82,6 +83,7 @@ export function composeQueueServices(options: {
       { name: 'read target branch heads', everyMs: BASE_HEAD_READ_MS, run: async () => readBaseHeads(runner, (queueId) => runner.enqueuedCount(queueId), await stores.engine.queueIds()) },
       { name: 'forget old webhook deliveries', run: () => stores.deliveries.prune(new Date(Date.now() - DELIVERY_MEMORY_MS)) },
       { name: 'prune recent test runs', everyMs: TEST_RUN_PRUNE_MS, run: () => stores.testRuns.prune(new Date()) },
+      { name: 'forget finished outgoing webhook deliveries', run: () => forgetFinishedDeliveries(stores.webhooks, new Date(Date.now() - OUTBOX_MEMORY_MS)) },
       ...(options.maintenanceTasks ?? []),
     ],
     options.log,

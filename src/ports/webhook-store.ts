@@ -131,4 +131,9 @@ export interface WebhookStore {
   releaseClaim(claim: WebhookDeliveryClaim): Promise<void>;
   /** Drops the claims of attempts up to this one, once its result is recorded. */
   releaseClaims(deliveryId: string, throughAttempt: number): Promise<void>;
+  /**
+   * Forgets up to `limit` deliveries that ended (delivered or dead) before `before`, with their claims; returns how
+   * many. Each event's row holds its whole body: without this the outbox grows for as long as the service runs.
+   */
+  pruneFinished(before: Date, limit: number): Promise<number>;
 }

@@ -73,6 +73,9 @@ function toClaim(doc: ClaimDoc): WebhookDeliveryClaim {
   return { deliveryId: doc.deliveryId, attempt: doc.attempt, takeover: doc.takeover, owner: doc.owner, expiresAt: doc.expiresAt };
 }
 
+/** Deliveries deleted per statement: a filter naming them stays far below MongoDB's 16 MiB. */
+const DELETE_BATCH = 1_000;
+
 export function mongoWebhookStore(connection: Connection): WebhookStore {
   const Subscriptions = webhookSubscriptionModel(connection);
   const Outbox = webhookOutboxModel(connection);
@@ -140,10 +143,14 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
       return result.matchedCount === 0 ? null : findSubscription(id);
     },
     async deleteSubscription(id) {
-      const deliveryIds = (await Outbox.find({ subscriptionId: String(id) }, { _id: 1 }).lean<{ _id: string }[]>()).map((d) => d._id);
       await Subscriptions.deleteOne({ _id: String(id) });
-      await Outbox.deleteMany({ subscriptionId: String(id) });
-      if (deliveryIds.length > 0) await Claims.deleteMany({ deliveryId: { $in: deliveryIds } });
+      // In bounded batches: one filter naming every delivery of a long-lived endpoint would pass MongoDB's 16 MiB.
+      for (;;) {
+        const batch = (await Outbox.find({ subscriptionId: String(id) }, { _id: 1 }).limit(DELETE_BATCH).lean<{ _id: string }[]>()).map((d) => d._id);
+        if (batch.length === 0) return;
+        await Claims.deleteMany({ deliveryId: { $in: batch } });
+        await Outbox.deleteMany({ _id: { $in: batch } });
+      }
     },
     async recordFailure(id, at) {
       await subscriptionChanges.run(String(id), async () => {
@@ -222,6 +229,16 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
     },
     async releaseClaims(deliveryId, throughAttempt) {
       await Claims.deleteMany({ deliveryId: String(deliveryId), attempt: { $lte: Number(throughAttempt) } });
+    },
+    async pruneFinished(before, limit) {
+      const ended = await Outbox.find({ status: { $in: ['delivered', 'dead'] }, lastAttemptAt: { $lt: before } }, { _id: 1 })
+        .limit(Math.max(1, Math.floor(limit)))
+        .lean<{ _id: string }[]>();
+      const ids = ended.map((d) => d._id);
+      if (ids.length === 0) return 0;
+      await Claims.deleteMany({ deliveryId: { $in: ids } });
+      await Outbox.deleteMany({ _id: { $in: ids } });
+      return ids.length;
     },
   };
 }

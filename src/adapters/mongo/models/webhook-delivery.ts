@@ -29,6 +29,8 @@ const webhookOutboxSchema = new Schema(
 // A replayed publish inserts nothing: the unique key is the idempotency check.
 webhookOutboxSchema.index({ eventId: 1, subscriptionId: 1 }, { unique: true });
 webhookOutboxSchema.index({ status: 1, nextAttemptAt: 1 });
+// Finished deliveries are forgotten after a while (pruneFinished).
+webhookOutboxSchema.index({ status: 1, lastAttemptAt: 1 });
 webhookOutboxSchema.index({ subscriptionId: 1, orderingKey: 1, sequence: 1 });
 webhookOutboxSchema.index({ subscriptionId: 1, createdAt: -1, _id: -1 });
 
