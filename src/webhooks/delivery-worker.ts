@@ -71,6 +71,9 @@ export interface WebhookDeliveryWorkerOptions {
  * jitter. Delivery is at least once: a crash between the receiver's answer and
  * the record means one repeat, with the same webhook-id.
  */
+/** Looks at the due deliveries per round: after the first, organizations at their share are left out. */
+const FAIR_LOOKS = 4;
+
 export class WebhookDeliveryWorker {
   private readonly now: () => number;
   private readonly random: () => number;
@@ -180,31 +183,7 @@ export class WebhookDeliveryWorker {
     const now = new Date(this.now());
     const subscriptions = new Map((await store.listEnabledSubscriptions()).map((s) => [s.id, s]));
     if (subscriptions.size === 0) return 0;
-    const due = await store.listDue([...subscriptions.keys()], now, this.options.batchSize ?? 50);
-
-    // Only the head of a chain (its lowest open sequence) may go: order per PR per endpoint.
-    const chains = new Map<string, WebhookDeliveryRecord[]>();
-    for (const delivery of due) {
-      const key = `${delivery.subscriptionId}\n${delivery.orderingKey}`;
-      chains.set(key, [...(chains.get(key) ?? []), delivery]);
-    }
-    const heads: WebhookDeliveryRecord[] = [];
-    for (const members of chains.values()) {
-      const first = members[0];
-      if (!first) continue;
-      const head = await store.chainHead(first.subscriptionId, first.orderingKey);
-      if (!head) continue;
-      if (head.nextAttemptAt && head.nextAttemptAt > now) {
-        // The head waits for its retry; the rest of the chain cannot go before it.
-        await store.rescheduleDeliveries(
-          members.filter((m) => m.id !== head.id).map((m) => m.id),
-          head.nextAttemptAt,
-        );
-        continue;
-      }
-      heads.push(head);
-    }
-
+    const heads = await this.fairHeads(subscriptions, now);
     let attempted = 0;
     const epoch = this.epoch;
     await eachLimited(heads, this.options.concurrency ?? 4, async (head) => {
@@ -219,6 +198,66 @@ export class WebhookDeliveryWorker {
       }
     });
     return attempted;
+  }
+
+  /**
+   * The chain heads to attempt this round, at most a fair share of them per organization while several have
+   * deliveries due. A round waits for its slowest attempt, and an endpoint that never answers costs the whole
+   * timeout: without shares, one organization's silent endpoints (many PRs, many chains) filled every round and held
+   * every other organization's deliveries for minutes. With at most half the lanes per organization, such a round
+   * lasts about one timeout, and an organization at its share is left out of the next look at the due deliveries,
+   * so the others' are seen. One organization alone (a self-hosted queue's usual case) takes the whole round.
+   */
+  private async fairHeads(subscriptions: Map<string, WebhookSubscriptionRecord>, now: Date): Promise<WebhookDeliveryRecord[]> {
+    const { store } = this.options;
+    const batchSize = this.options.batchSize ?? 50;
+    const share = Math.max(1, Math.floor((this.options.concurrency ?? 4) / 2));
+    const orgOf = (subscriptionId: string) => {
+      const org = subscriptions.get(subscriptionId)?.org;
+      return org ? `${org.host}/${org.owner}` : subscriptionId;
+    };
+    const taken = new Map<string, number>();
+    const orgsDue = new Set<string>();
+    const seenChains = new Set<string>();
+    const passedOver: WebhookDeliveryRecord[][] = [];
+    const heads: WebhookDeliveryRecord[] = [];
+    // Only the head of a chain (its lowest open sequence) may go: order per PR per endpoint.
+    const takeHead = async (members: WebhookDeliveryRecord[]) => {
+      const first = members[0] as WebhookDeliveryRecord;
+      const head = await store.chainHead(first.subscriptionId, first.orderingKey);
+      if (!head) return;
+      if (head.nextAttemptAt && head.nextAttemptAt > now) {
+        // The head waits for its retry; the rest of the chain cannot go before it.
+        await store.rescheduleDeliveries(
+          members.filter((m) => m.id !== head.id).map((m) => m.id),
+          head.nextAttemptAt,
+        );
+        return;
+      }
+      heads.push(head);
+      const org = orgOf(head.subscriptionId);
+      taken.set(org, (taken.get(org) ?? 0) + 1);
+    };
+    let looking = [...subscriptions.keys()];
+    for (let look = 0; look < FAIR_LOOKS && looking.length > 0; look++) {
+      const due = await store.listDue(looking, now, batchSize);
+      const chains = new Map<string, WebhookDeliveryRecord[]>();
+      for (const delivery of due) {
+        const key = `${delivery.subscriptionId}\n${delivery.orderingKey}`;
+        orgsDue.add(orgOf(delivery.subscriptionId));
+        if (!seenChains.has(key)) chains.set(key, [...(chains.get(key) ?? []), delivery]);
+      }
+      for (const [key, members] of chains) {
+        seenChains.add(key);
+        if ((taken.get(orgOf(key.split('\n')[0] as string)) ?? 0) >= share) passedOver.push(members);
+        else await takeHead(members);
+      }
+      const full = new Set([...taken].filter(([, n]) => n >= share).map(([org]) => org));
+      if (due.length < batchSize || full.size === 0) break;
+      looking = looking.filter((id) => !full.has(orgOf(id)));
+    }
+    if (orgsDue.size <= 1) for (const members of passedOver) await takeHead(members);
+    return heads;
   }
 
   /** Claims, sends and records one attempt; false when someone else has it or it is no longer due. */
