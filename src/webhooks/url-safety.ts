@@ -139,7 +139,9 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<U
   if (addresses.length === 0) return { ok: false, reason: `The webhook URL's host ${host} does not resolve.` };
   for (const address of addresses) {
     const why = nonPublicReason(address);
-    if (why) return { ok: false, reason: `The webhook URL's host ${host} resolves to ${address}, ${why}; only public addresses are allowed (${ALLOW_HINT}).` };
+    // The address itself is not named: any organization may register URLs, and the answer would tell it what this
+    // service's resolver says of internal names.
+    if (why) return { ok: false, reason: `The webhook URL's host ${host} resolves to ${why}; only public addresses are allowed (${ALLOW_HINT}).` };
   }
   // A literal address resolves to itself; a name's addresses are what a delivery connects to (see postDelivery).
   return { ...shape, addresses };

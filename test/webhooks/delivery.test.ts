@@ -194,7 +194,7 @@ test('DNS rebinding: a host that resolved publicly at registration but now resol
   await outgoing.outbox.publish(queueEvent(1, 60));
   expect(await outgoing.worker.runOnce()).toBe(1);
   const delivery = await db.stores.webhooks.findDelivery(deliveryIdFor(queueEvent(1, 60).id, created.value.webhook.id));
-  expect(delivery).toMatchObject({ status: 'failed', lastResponseCode: null, lastError: expect.stringMatching(/resolves to 127\.0\.0\.1, a loopback address/) });
+  expect(delivery).toMatchObject({ status: 'failed', lastResponseCode: null, lastError: expect.stringMatching(/resolves to a loopback address/) });
   expect(await deliveryCounts(outgoing.metrics)).toMatchObject({ refused: 1 });
 });
 

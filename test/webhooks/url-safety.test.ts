@@ -169,10 +169,10 @@ describe('checkWebhookUrl (with DNS)', () => {
   });
 
   test.each([
-    ['https://localhost.example.com/x', /resolves to 127\.0\.0\.1, a loopback address/],
-    ['https://mixed.example.com/x', /resolves to 10\.0\.0\.7, a private address/],
-    ['https://metadata.example.com/x', /169\.254\.169\.254, a link-local address/],
-    ['https://mapped.example.com/x', /::ffff:192\.168\.1\.1, a private address \(as IPv4-mapped IPv6\)/],
+    ['https://localhost.example.com/x', /resolves to a loopback address/],
+    ['https://mixed.example.com/x', /resolves to a private address/],
+    ['https://metadata.example.com/x', /resolves to a link-local address/],
+    ['https://mapped.example.com/x', /resolves to a private address \(as IPv4-mapped IPv6\)/],
     ['https://v6private.example.com/x', /unique local/],
     ['https://nowhere.example.com/x', /does not resolve \(ENOTFOUND\)/],
   ])('%s is refused: every resolved address counts', async (url, why) => {

@@ -154,8 +154,8 @@ describe('createWebhook', () => {
     [{ url: 'https://hooks.acme.example/', eventTypes: [] }, /Field 'eventTypes' must have at least 1 item/],
     [{ url: 'https://hooks.acme.example/', description: 'x'.repeat(501) }, /Field 'description' must be at most 500 characters long\./],
     [{ url: 'http://hooks.acme.example/' }, /must use https \(not http; an operator can allow such URLs with MQ_WEBHOOK_ALLOW_PRIVATE=true\)/],
-    [{ url: 'https://internal.acme.example/' }, /internal\.acme\.example resolves to 10\.1\.2\.3, a private address/],
-    [{ url: 'https://rebind.acme.example/' }, /resolves to ::ffff:127\.0\.0\.1, a loopback address \(as IPv4-mapped IPv6\)/],
+    [{ url: 'https://internal.acme.example/' }, /internal\.acme\.example resolves to a private address/],
+    [{ url: 'https://rebind.acme.example/' }, /resolves to a loopback address \(as IPv4-mapped IPv6\)/],
     [{ url: 'https://169.254.169.254/latest/meta-data/' }, /link-local address \(this includes cloud metadata/],
     [{ url: 'https://[::1]:8443/' }, /loopback/],
     [{ url: 'https://127.0.0.1/' }, /127\.0\.0\.1 is a loopback address/],
@@ -164,6 +164,12 @@ describe('createWebhook', () => {
     [{ url: 'https://bob:pw@hooks.acme.example/' }, /user name or password/],
   ])('400 naming why: %j', async (body, why) => {
     expectPlainError(await post('createWebhook', body), 400, why);
+  });
+
+  test('a refusal does not name the address an internal host resolves to (no DNS oracle for any organization)', async () => {
+    const res = await post('createWebhook', { url: 'https://internal.acme.example/' });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).not.toContain('10.1.2.3');
   });
 
   test('415 for a body that is not JSON', async () => {
