@@ -267,10 +267,17 @@ export class QueueRunner {
     await this.mutex.run(queueId, async () => {
       this.timers.clear(queueId);
       this.workers.delete(queueId);
+      this.forgetQueueGauges(queueId);
       this.failedRounds.delete(queueId);
       await this.snapshotting.get(queueId); // Not written after the removal.
       await this.options.stores.engine.remove(queueId);
     });
+  }
+
+  /** Per-queue gauges this replica reports only while it writes the queue. */
+  private forgetQueueGauges(queueId: string): void {
+    this.options.metrics?.queueStalled.remove({ queue: queueId });
+    this.options.metrics?.hostOutage.remove({ queue: queueId });
   }
 
   /** What this replica is busy with, per queue (diagnostics: a stop or a queue that hangs says where). */
@@ -424,8 +431,9 @@ export class QueueRunner {
       if (worker && worker.leaseExpiresAt - now > (this.leaseTtlMs * 2) / 3) return { epoch: worker.epoch, expiresAt: worker.leaseExpiresAt };
       const epoch = await this.options.stores.engine.acquireLease(queueId, this.owner, now, this.leaseTtlMs);
       if (epoch === null) {
-        // Another replica is the writer: what this one knew may be stale by now.
-        this.workers.delete(queueId);
+        // Another replica is the writer: what this one knew may be stale by now, and its gauges are that replica's to
+        // report (this one's last value, a stall or an outage, would never clear here).
+        if (this.workers.delete(queueId)) this.forgetQueueGauges(queueId);
         return null;
       }
       if (worker && epoch !== worker.epoch + 1) {

@@ -39,3 +39,24 @@ test('it shows HTTP latency by route and status, engine decisions and actions, a
   expect(text).toMatch(/mq_engine_actions_total\{action="start_run"\} 1/);
   expect(text).toMatch(/mq_queue_depth\{queue="sandbox\/ops\/r@main"\} 1/);
 });
+
+test('a deleted queue\'s per-queue gauges are gone from the scrape', async () => {
+  const token = await h.tokenFor('gone', 'sandbox');
+  const repo = { host: 'sandbox', owner: 'gone', name: 'r' };
+  const created = (await h.post('/v1/createQueue', { repo, targetBranch: 'main' }, token)).json();
+  await h.post('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 600 }, token);
+  await h.post('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } }, token);
+  const series = `mq_queue_stalled{queue="${created.id as string}"}`;
+  const scraped = async () => (await scrape(`Bearer ${OPERATOR_TOKEN}`)).body;
+  for (let i = 0; i < 50 && !(await scraped()).includes(series); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await scraped()).toContain(`${series} 0`);
+  // A queue is deleted once nothing is in it.
+  await h.post('/v1/cancelPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } }, token);
+  let deleted = 0;
+  for (let i = 0; i < 50 && deleted !== 200; i++) {
+    deleted = (await h.post('/v1/deleteQueue', { repo, targetBranch: 'main' }, token)).statusCode;
+    if (deleted !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(deleted).toBe(200);
+  expect(await scraped()).not.toContain(series);
+});
