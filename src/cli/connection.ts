@@ -64,5 +64,6 @@ export async function resolveConnection(opts: ConnectionOptions, env: Env): Prom
   if (env.MQ_TOKEN) return { ...base, token: env.MQ_TOKEN.trim(), tokenSource: 'MQ_TOKEN' };
   const saved = credentials.servers[baseUrl];
   if (saved) return { ...base, token: saved.token, tokenSource: 'mq login' };
-  throw new CliError(`not signed in to ${baseUrl}: run \`mq login --url ${baseUrl} --token mq_...\`, or pass --token or set MQ_TOKEN`, EXIT.auth);
+  // Not `--token mq_...`: a token in the command line lands in the shell's history and the process list.
+  throw new CliError(`not signed in to ${baseUrl}: run \`mq login --url ${baseUrl}\` (it asks for the token), or set MQ_TOKEN`, EXIT.auth);
 }

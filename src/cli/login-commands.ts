@@ -11,7 +11,7 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 async function tokenToSave(ctx: CliContext, opts: ConnectionOptions, baseUrl: string): Promise<string> {
   const given = opts.token ?? ctx.env.MQ_TOKEN ?? (ctx.io.readSecret ? await ctx.io.readSecret(`Token for ${baseUrl}: `) : '');
   const token = given.trim();
-  if (!token) throw usageError('no token: pass --token mq_... (from `mq token create`), set MQ_TOKEN, or pipe it in');
+  if (!token) throw usageError('no token: set MQ_TOKEN or pipe it in (from `mq token create`); --token works too, but leaves it in the shell history');
   return token;
 }
 

@@ -30,7 +30,10 @@ answer as is on stdout.`;
  * it in-process; the people commands throw CliError, whose message becomes
  * the one line on stderr.
  */
-export async function runCli(argv: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+export async function runCli(argv: string[], env: Record<string, string | undefined>, terminal: CliIo): Promise<number> {
+  // What the server says (PR titles, check names, messages) is printed: control characters in it could move the
+  // cursor or rewrite the terminal, so none reach it (JSON output escapes them already).
+  const io: CliIo = { ...terminal, stdout: (line) => terminal.stdout(printable(line)), stderr: (line) => terminal.stderr(printable(line)) };
   const ctx: CliContext = { env, io };
   const tokenState: TokenCommandsState = { exitCode: 0 };
 
@@ -68,4 +71,10 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     await tokenState.database?.close();
   }
   return exitCode;
+}
+
+/** The line with control characters (C0 but tab and newline, DEL, C1: escape sequences among them) shown as U+FFFD. */
+export function printable(line: string): string {
+  // eslint-disable-next-line no-control-regex
+  return line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd');
 }

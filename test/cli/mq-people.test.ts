@@ -126,7 +126,7 @@ describe('mq login and logout', () => {
 
     expectFailure(await mqWith(env, 'login', '--url', url, '--token', 'mq_wrong'), 2, /401 .*nothing saved/);
     expect(existsSync(file)).toBe(false);
-    expectFailure(await mqWith(env, 'queues'), 2, /not signed in to http:\/\/127\.0\.0\.1:3000/);
+    expectFailure(await mqWith(env, 'queues'), 2, /not signed in to http:\/\/127\.0\.0\.1:3000: run `mq login --url http:\/\/127\.0\.0\.1:3000` \(it asks for the token\), or set MQ_TOKEN$/);
 
     const login = expectOk(await mqWith(env, 'login', '--url', `${url}/`, '--token', token));
     expect(login).toEqual([`Signed in to ${url} (1 queue visible); token saved in ${file}.`]);
