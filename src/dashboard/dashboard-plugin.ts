@@ -12,6 +12,13 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** Where `npm run build` puts the dashboard: dist/ui, next to dist/dashboard (or seen from the sources, in tests). */
 export const DEFAULT_UI_ROOT = [join(here, '..', 'ui'), join(here, '..', '..', 'dist', 'ui')].find((dir) => existsSync(join(dir, 'index.html'))) ?? join(here, '..', 'ui');
 
+/**
+ * The dashboard loads only its own files (the build has no inline script) and talks only to its own origin; no
+ * page may frame it. Styles set from script (charts) are allowed inline.
+ */
+const DASHBOARD_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
 /** A comment line now and then keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
 
@@ -75,7 +82,16 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
     });
 
     if (existsSync(join(uiRoot, 'index.html'))) {
-      await app.register(fastifyStatic, { root: uiRoot, prefix: '/', wildcard: false, index: 'index.html' });
+      await app.register(fastifyStatic, {
+        root: uiRoot,
+        prefix: '/',
+        wildcard: false,
+        index: 'index.html',
+        setHeaders: (res) => {
+          res.setHeader('content-security-policy', DASHBOARD_CSP);
+          res.setHeader('x-frame-options', 'DENY');
+        },
+      });
     } else {
       app.get('/', { schema: { hide: true } }, async (_request, reply) =>
         sendError(reply, 503, 'The dashboard is not built: run `npm run build` (it builds the API and the dashboard).'),

@@ -33,6 +33,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  // Every page signed in ran under the dashboard's policy without a refusal.
+  expect(cspViolations).toEqual([]);
   await browser?.close();
   await h?.close();
   process.stderr.write(`dashboard screenshots: ${SCREENSHOTS}\n`);
@@ -44,8 +46,14 @@ async function api(path: string, body: unknown) {
   return res.json();
 }
 
+/** Content Security Policy refusals any page reported: the dashboard must work under its own policy. */
+const cspViolations: string[] = [];
+
 async function signedInPage(): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
   await page.goto(base);
   await page.getByLabel('Organization API token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -54,6 +62,12 @@ async function signedInPage(): Promise<Page> {
 }
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+test('the dashboard is served with its content security policy, and no page may frame it', async () => {
+  const res = await fetch(base);
+  expect(res.headers.get('content-security-policy')).toMatch(/default-src 'self'.*frame-ancestors 'none'/);
+  expect(res.headers.get('x-frame-options')).toBe('DENY');
+});
 
 test('a wrong token is refused, and nothing is stored in the page', async () => {
   const page = await browser.newPage();

@@ -34,3 +34,17 @@ export function useRoute(): string {
   }, []);
   return hash;
 }
+
+/**
+ * A link to another system (a check's details): only http(s). Preact renders a
+ * `javascript:` href as it is, and the URL comes from CI through the host.
+ */
+export function externalHref(url: string | null | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'https:' || protocol === 'http:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type PullRequestView, type TestingDetailsView } from '../api.js';
 import { useLiveQueue } from '../live.js';
-import type { QueueRef } from '../route.js';
+import { externalHref, type QueueRef } from '../route.js';
 import { BackToQueue, ErrorAlert, relative, StateBadge, useQueueId, when } from './parts.js';
 
 const ENDED = new Set(['MERGED', 'FAILED', 'CANCELLED']);
@@ -83,12 +83,12 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
           <ul class="checks">
             {run.checkSuites.flatMap((s) => s.checkRuns).map((c) => (
               <li key={c.name}>
-                {c.url ? <a href={c.url}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}
+                {externalHref(c.url) ? <a href={externalHref(c.url)}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}
               </li>
             ))}
             {run.statusChecks.map((c) => (
               <li key={c.context}>
-                {c.url ? <a href={c.url}>{c.context}</a> : c.context}: {c.state}
+                {externalHref(c.url) ? <a href={externalHref(c.url)}>{c.context}</a> : c.context}: {c.state}
               </li>
             ))}
           </ul>

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type BoardRun, type QueueBoard } from '../api.js';
 import { useLiveQueue } from '../live.js';
-import { queueHref, type QueueRef } from '../route.js';
+import { externalHref, queueHref, type QueueRef } from '../route.js';
 import { ErrorAlert, Problems, relative, StateBadge, when } from './parts.js';
 
 /** One queue: its runs in flight, waiting PRs with position and ETA, not-ready ones with reasons, what ended lately. */
@@ -152,7 +152,7 @@ function Runs({ runs, prHref }: { runs: BoardRun[]; prHref: (n: number) => strin
             {run.checks.length > 0 && ' · '}
             {run.checks.map((c) => (
               <span key={c.name} class="check">
-                {c.url ? <a href={c.url}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}{' '}
+                {externalHref(c.url) ? <a href={externalHref(c.url)}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}{' '}
               </span>
             ))}
             {run.failedChecks.length > 0 && <span class="error"> failed: {run.failedChecks.join(', ')}</span>}
