@@ -5,13 +5,9 @@
  * author who may have no write access (found by review). The PR changed after
  * the comment (GitHub's updated_at): the command is refused with the reason.
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { Probot } from 'probot';
-import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
-import { githubApp, type GitHubAppDeps } from '../../src/github/github-app.js';
-import { startFakeGitHub, type BuiltEvent, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
-
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+import type { Probot } from 'probot';
+import type { BuiltEvent, FakeGitHub, FakeRepo } from '../support/fake-github/index.js';
+import { appOnFakeGitHub } from './app-on-fake.js';
 
 let fake: FakeGitHub;
 let repo: FakeRepo;
@@ -20,19 +16,8 @@ let submittedHeads: Array<string | undefined>;
 let clock = Date.parse('2026-11-26T12:00:00Z');
 
 beforeEach(async () => {
-  fake = await startFakeGitHub({ defaultPermission: 'read', now: () => new Date(clock) });
-  repo = fake.createRepo('acme/widgets');
+  ({ fake, repo, probot, submittedHeads } = await appOnFakeGitHub({ defaultPermission: 'read', now: () => new Date(clock) }));
   repo.setPermission('alice', 'write');
-  submittedHeads = [];
-  const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
-  const deps = {
-    stores: { queues: { find: async () => queue } },
-    pullRequests: { submit: async (ref: { headSha?: string }) => (submittedHeads.push(ref.headSha), { ok: true, value: {} }) },
-    hostName: 'github.com',
-    rememberInstallation() {},
-  } as unknown as GitHubAppDeps;
-  probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, logLevel: 'fatal' });
-  await probot.load(githubApp(deps));
 });
 afterEach(async () => {
   await fake.close();

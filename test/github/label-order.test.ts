@@ -3,13 +3,10 @@
  * PR's labels as GitHub has them now, not on the event's action. Probot's
  * handlers against the fake GitHub, given deliveries in the order they are handled.
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { Probot } from 'probot';
+import type { Probot } from 'probot';
 import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
-import { githubApp, type GitHubAppDeps } from '../../src/github/github-app.js';
-import { startFakeGitHub, type BuiltEvent, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
-
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+import type { BuiltEvent, FakeGitHub, FakeRepo } from '../support/fake-github/index.js';
+import { appOnFakeGitHub } from './app-on-fake.js';
 const LABEL = DEFAULT_QUEUE_CONFIG.enqueueingLabel;
 
 let fake: FakeGitHub;
@@ -22,22 +19,7 @@ let deliveries = 0;
 
 beforeEach(async () => {
   // No webhook target: events collect in `pending`, handled below in the order a test chooses.
-  fake = await startFakeGitHub({ defaultPermission: 'write' });
-  repo = fake.createRepo('acme/widgets');
-  calls = [];
-  submittedHeads = [];
-  const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
-  const deps = {
-    stores: { queues: { find: async () => queue } },
-    pullRequests: {
-      submit: async (ref: { prNumber: number; headSha?: string }) => (calls.push(`submit #${ref.prNumber}`), submittedHeads.push(ref.headSha), { ok: true }),
-      cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), { ok: true }),
-    },
-    hostName: 'github.com',
-    rememberInstallation() {},
-  } as unknown as GitHubAppDeps;
-  probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, logLevel: 'fatal' });
-  await probot.load(githubApp(deps));
+  ({ fake, repo, probot, calls, submittedHeads } = await appOnFakeGitHub({ defaultPermission: 'write' }));
 });
 
 afterEach(async () => {

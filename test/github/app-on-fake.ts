@@ -1,0 +1,38 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { Probot } from 'probot';
+import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
+import { githubApp, type GitHubAppDeps } from '../../src/github/github-app.js';
+import { startFakeGitHub, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
+
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+
+/** The App's handlers (Probot) against the fake GitHub, with a queue for acme/widgets and its submits and cancels recorded. */
+export interface AppOnFake {
+  fake: FakeGitHub;
+  repo: FakeRepo;
+  probot: Probot;
+  /** `submit #n` and `cancel #n`, in the order the handlers called them. */
+  calls: string[];
+  /** The head each submit named. */
+  submittedHeads: Array<string | undefined>;
+}
+
+export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] = {}): Promise<AppOnFake> {
+  const fake = await startFakeGitHub(options);
+  const repo = fake.createRepo('acme/widgets');
+  const calls: string[] = [];
+  const submittedHeads: Array<string | undefined> = [];
+  const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
+  const deps = {
+    stores: { queues: { find: async () => queue } },
+    pullRequests: {
+      submit: async (ref: { prNumber: number; headSha?: string }) => (calls.push(`submit #${ref.prNumber}`), submittedHeads.push(ref.headSha), { ok: true, value: {} }),
+      cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), { ok: true, value: {} }),
+    },
+    hostName: 'github.com',
+    rememberInstallation() {},
+  } as unknown as GitHubAppDeps;
+  const probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, logLevel: 'fatal' });
+  await probot.load(githubApp(deps));
+  return { fake, repo, probot, calls, submittedHeads };
+}
