@@ -8,9 +8,9 @@ import { gitHostRegistry } from '../../src/ports/git-host.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { pullRequestService } from '../../src/queue/pull-request-service.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
-import { claimEntry, insertQueue, prFacts, quietHost, silentLog as silent, useRunnerDatabase } from './support/runner-fixture.js';
+import { claimEntry, insertQueue, prFacts, quietHost, silentLog as silent, useRunnerDatabaseWithDriver } from './support/runner-fixture.js';
 
-const db = useRunnerDatabase('claimed_submissions');
+const db = useRunnerDatabaseWithDriver('claimed_submissions');
 
 function serviceOn(name: string) {
   const { stores } = db;
@@ -128,5 +128,17 @@ test('a priority no view could show is refused on every way in, and nothing is w
     if (!answer.ok) expect(answer.failure.message).toMatch(/priority is an integer from 0 to 255/);
   }
   expect(handlerWrites).toEqual([]);
+  await runner.stop();
+});
+
+test('an entry stored without a priority (before submits checked it) reads as the default, so no view fails on it', async () => {
+  const queue = await insertQueue(db.stores, 'lost-priority', { requestedState: 'PAUSED' });
+  const { runner, service } = serviceOn('lost-priority');
+  const answer = await service.submit({ repo: queue.repo, targetBranch: 'main', prNumber: 4 });
+  if (!answer.ok) throw new Error(answer.failure.message);
+  // What `--priority=constructor` once left: BSON dropped the function it was given.
+  await db.raw.collection('queue_entries').updateOne({ prNumber: 4 }, { $unset: { priority: '' } });
+  expect((await db.raw.collection('queue_entries').findOne({ prNumber: 4 }))?.priority).toBeUndefined();
+  expect((await db.stores.entries.findById(answer.value.entry.id))?.priority).toBe(100);
   await runner.stop();
 });

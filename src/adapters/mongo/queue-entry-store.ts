@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { Types, type Connection } from 'mongoose';
+import { DEFAULT_PRIORITY, isPriority } from '../../domain/priority.js';
 import { ENQUEUED_STATES, isTerminal, type PullRequestState } from '../../domain/pull-request-state.js';
 import type { PullRequestFacts, QueueEntryRecord, TimelineEvent } from '../../domain/records.js';
 import type { QueueEntryStore } from '../../ports/stores.js';
@@ -60,7 +61,9 @@ function toRecord(doc: Doc): QueueEntryRecord {
     prNumber: doc.prNumber,
     attempt: doc.attempt,
     state: doc.state,
-    priority: doc.priority,
+    // An entry stored before every way in checked priorities may lack one (a comment's `--priority=constructor`
+    // stored a function, which BSON dropped): read as the default, so no view of the queue fails on it.
+    priority: isPriority(doc.priority) ? doc.priority : DEFAULT_PRIORITY,
     noBatch: doc.noBatch,
     submittedAt: doc.submittedAt,
     stateChangedAt: doc.stateChangedAt,

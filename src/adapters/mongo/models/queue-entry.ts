@@ -12,7 +12,6 @@ const factsSchema = new Schema(
     draft: Boolean,
     merged: Boolean,
     mergeability: { type: String, enum: HOST_MERGEABILITIES },
-    changedFiles: Number,
     url: String,
     body: String,
     readAt: Date,
