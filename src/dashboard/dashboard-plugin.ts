@@ -44,14 +44,26 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
 
     app.get('/ui/live', { schema: { hide: true } }, async (request, reply) => {
       const socket = request.raw.socket;
+      // A client can go while the reads below run: noted from the start, since no event of it comes again. An
+      // EventSource never half-closes, so the end of what it sends counts too (some Node versions keep the socket
+      // open for the answer after it).
+      let gone = false;
+      const leaving = () => {
+        gone = true;
+      };
+      socket.once('end', leaving);
+      socket.once('close', leaving);
       const token = await authenticateRequest(request, deps);
       if (!token) return sendError(reply, 401, 'Sign in first: a session cookie or an x-api-token header is needed.');
       const queues = await deps.stores.queues.listForOrg(token.host, token.owner);
       // Read before `hello`, on which pages read their views: a change after this is told, however soon.
       const since = await live.versions(queues.map((q) => q.id));
       reply.hijack();
-      // Gone while those were read: its 'close' came before anyone listened, so nothing would ever end the stream.
-      if (socket.destroyed) return;
+      // Gone while those were read: nothing would ever end the stream.
+      if (gone || socket.destroyed) {
+        socket.destroy();
+        return;
+      }
       const stream = reply.raw;
       stream.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
       // Browsers reconnect by themselves after this long when the stream breaks.
@@ -79,6 +91,7 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       open.add(end);
       request.raw.on('close', end);
       socket.once('close', end);
+      socket.once('end', end);
     });
 
     if (existsSync(join(uiRoot, 'index.html'))) {
