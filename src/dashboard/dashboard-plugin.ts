@@ -59,8 +59,8 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       // Read before `hello`, on which pages read their views: a change after this is told, however soon.
       const since = await live.versions(queues.map((q) => q.id));
       reply.hijack();
-      // Gone while those were read: nothing would ever end the stream.
-      if (gone || socket.destroyed) {
+      // Gone while those were read, or before this handler ran (its end already read: no event comes again).
+      if (gone || socket.destroyed || socket.readableEnded) {
         socket.destroy();
         return;
       }

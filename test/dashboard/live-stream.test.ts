@@ -61,37 +61,48 @@ function reading(req: ReturnType<typeof request>) {
   return seen;
 }
 
-test('a client that leaves while the stream is being set up leaves no watcher behind', async () => {
+test.each([0, 50, 150])('a client that leaves %i ms into setting up the stream leaves no watcher behind', async (leaveAfterMs) => {
   const server = await liveServer({ listMs: 200 });
-  const req = server.open();
-  await sleep(50);
-  req.destroy(); // the page went away while the server was still reading
-  await sleep(400);
-  expect(server.live.watchedQueues).toBe(0);
-  await server.close();
+  try {
+    const req = server.open();
+    await sleep(leaveAfterMs);
+    req.destroy(); // the page went away before or while the server was reading
+    await sleep(600);
+    expect(server.live.watchedQueues).toBe(0);
+  } finally {
+    await server.close();
+  }
 });
 
 test('a change between the connect and the first poll is told (the page read its views on hello, before it)', async () => {
   const server = await liveServer();
-  const seen = reading(server.open());
-  await sleep(100);
-  expect(seen.text).toContain('event: hello');
-  server.versions.set('q1', 1); // decided right after the page read its views
-  await server.live.poll();
-  await sleep(50);
-  expect(seen.text).toContain('event: queue\ndata: {"queueId":"q1","version":1}');
-  await server.close();
+  try {
+    const seen = reading(server.open());
+    await until(() => seen.text.includes('event: hello'));
+    server.versions.set('q1', 1); // decided right after the page read its views
+    await server.live.poll();
+    await until(() => seen.text.includes('event: queue'));
+    expect(seen.text).toContain('event: queue\ndata: {"queueId":"q1","version":1}');
+  } finally {
+    await server.close();
+  }
 });
 
 test('a credential that ends ends the stream at the next heartbeat', async () => {
   const server = await liveServer();
-  const seen = reading(server.open());
-  await sleep(250);
-  expect(seen.text).toContain(': still here');
-  expect(seen.ended).toBe(false);
-  server.auth.valid = false; // signed out, expired or revoked
-  await sleep(250);
-  expect(seen.ended).toBe(true);
-  expect(server.live.watchedQueues).toBe(0);
-  await server.close();
+  try {
+    const seen = reading(server.open());
+    await until(() => seen.text.includes(': still here'));
+    expect(seen.ended).toBe(false);
+    server.auth.valid = false; // signed out, expired or revoked
+    await until(() => seen.ended);
+    expect(server.live.watchedQueues).toBe(0);
+  } finally {
+    await server.close();
+  }
 });
+
+/** Waits (up to 5 s: the machine may be busy) until the condition holds. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition() && waited < 5_000; waited += 20) await sleep(20);
+}
