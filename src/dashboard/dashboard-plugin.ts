@@ -44,23 +44,15 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
 
     app.get('/ui/live', { schema: { hide: true } }, async (request, reply) => {
       const socket = request.raw.socket;
-      // A client can go while the reads below run: noted from the start, since no event of it comes again. An
-      // EventSource never half-closes, so the end of what it sends counts too (some Node versions keep the socket
-      // open for the answer after it).
-      let gone = false;
-      const leaving = () => {
-        gone = true;
-      };
-      socket.once('end', leaving);
-      socket.once('close', leaving);
       const token = await authenticateRequest(request, deps);
       if (!token) return sendError(reply, 401, 'Sign in first: a session cookie or an x-api-token header is needed.');
       const queues = await deps.stores.queues.listForOrg(token.host, token.owner);
       // Read before `hello`, on which pages read their views: a change after this is told, however soon.
       const since = await live.versions(queues.map((q) => q.id));
       reply.hijack();
-      // Gone while those were read, or before this handler ran (its end already read: no event comes again).
-      if (gone || socket.destroyed || socket.readableEnded) {
+      // Gone before or while those were read: no event of it comes again. An EventSource never half-closes, so the
+      // end of what it sends counts too (some Node versions keep the socket open for the answer after it).
+      if (socket.destroyed || socket.readableEnded) {
         socket.destroy();
         return;
       }

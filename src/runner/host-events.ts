@@ -40,10 +40,10 @@ export function hostEvents(runner: QueueRunner, stores: Stores): HostEvents {
     async branchMoved(repo, branch, sha) {
       const queue = await stores.queues.find(repo, branch);
       if (!queue) return;
-      // The push of the queue's own landing names a commit it tested: while that merge is in flight, no need to ask
-      // the host what it is (the writer reads the head if it came late, decide-inputs.ts). Any other push is only a
-      // hint (late, reordered, or one of several): the head is read.
-      if (await stores.testRuns.testedCommit(queue.id, sha)) await runner.record(queue.id, { type: 'landing_pushed', sha });
+      // The push of the queue's own landing names a commit it tested: the engine takes it as that merge's result,
+      // and reads the head if it came late (apply-event.ts base_moved, `landing`). Any other push is only a hint
+      // (late, reordered, or one of several): the head is read.
+      if (await stores.testRuns.testedCommit(queue.id, sha)) await runner.record(queue.id, { type: 'base_moved', sha, landing: true });
       else await runner.record(queue.id, { type: 'base_head_changed' });
     },
   };

@@ -28,12 +28,6 @@ export type RunnerInput =
    * of order, and the queue's own merges announce themselves this way too.
    */
   | { type: 'base_head_changed' }
-  /**
-   * A push of the target branch to a commit the queue tested: its own landing's push. The engine takes it as the
-   * branch's head only as that merge's outcome; late, or delivered again after the branch moved on, it makes the
-   * writer read the head (apply-event.ts base_moved with `landing`).
-   */
-  | { type: 'landing_pushed'; sha: string }
   /** A host finished a test run: the run record gets its results, the engine its verdict. */
   | { type: 'test_run_reported'; testRunId: string; engineRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
 
@@ -89,8 +83,6 @@ export function engineEventOf(input: RunnerInput): EngineEvent | null {
     case 'refresh_pull_request':
     case 'base_head_changed':
       return null;
-    case 'landing_pushed':
-      return { type: 'base_moved', sha: input.sha, landing: true };
     case 'test_run_reported':
       return { type: 'run_finished', runId: input.engineRunId, passed: input.passed, failedChecks: input.failedChecks };
     case 'pr_facts_read':

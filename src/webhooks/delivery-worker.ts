@@ -249,7 +249,7 @@ export class WebhookDeliveryWorker {
       }
       for (const [key, members] of chains) {
         seenChains.add(key);
-        if ((taken.get(orgOf(key.split('\n')[0] as string)) ?? 0) >= share) passedOver.push(members);
+        if ((taken.get(orgOf((members[0] as WebhookDeliveryRecord).subscriptionId)) ?? 0) >= share) passedOver.push(members);
         else await takeHead(members);
       }
       const full = new Set([...taken].filter(([, n]) => n >= share).map(([org]) => org));

@@ -48,7 +48,7 @@ test('late, after a push on top: the base stays, the runs built there stand, the
   w.decide(submit(2));
   const run = runOf(w.state, 'e2');
   expect(run?.baseSha).toBe('X');
-  const decided = w.decide({ type: 'landing_pushed', sha: 'tested-r1' });
+  const decided = w.decide({ type: 'base_moved', sha: 'tested-r1', landing: true });
   expect(w.state.baseSha).toBe('X');
   expect(decided.actions).toContainEqual({ type: 'read_base_head' });
   expect(decided.actions.filter((a) => a.type === 'cancel_run')).toEqual([]);
@@ -62,7 +62,7 @@ test('late, after a push on top: the base stays, the runs built there stand, the
 
 test('decided together with other inputs (the writer\'s way), the same', () => {
   const w = landedThenPushedOver();
-  const decided = w.decide(submit(2), { type: 'landing_pushed', sha: 'tested-r1' });
+  const decided = w.decide(submit(2), { type: 'base_moved', sha: 'tested-r1', landing: true });
   expect(w.state.baseSha).toBe('X');
   expect(decided.actions).toContainEqual({ type: 'read_base_head' });
   expect(decided.actions.filter((a) => a.type === 'cancel_run')).toEqual([]);
@@ -71,7 +71,7 @@ test('decided together with other inputs (the writer\'s way), the same', () => {
 test('replayed from the log (a restart, a takeover), the state is the one decided live', () => {
   const w = landedThenPushedOver();
   w.decide(submit(2));
-  w.decide({ type: 'landing_pushed', sha: 'tested-r1' });
+  w.decide({ type: 'base_moved', sha: 'tested-r1', landing: true });
   const replayed = loadState({ version: 0, state: initial() }, w.log);
   expect(replayed.baseSha).toBe('X');
   expect(replayed).toEqual(w.state);
@@ -83,7 +83,7 @@ test('an earlier landing\'s push, late, while another merge is in flight: that m
   const run = runOf(w.state, 'e2');
   w.decide({ type: 'run_finished', runId: run?.id as string, passed: true });
   expect(w.state.mergingRunId).toBe(run?.id);
-  w.decide({ type: 'landing_pushed', sha: 'tested-r1' });
+  w.decide({ type: 'base_moved', sha: 'tested-r1', landing: true });
   const finished = w.decide({ type: 'merge_finished', runId: run?.id as string, ok: true, newBaseSha: 'tested-r2' });
   expect(w.state.baseSha).toBe('tested-r2');
   expect(finished.actions).toContainEqual({ type: 'read_base_head' });
@@ -91,12 +91,12 @@ test('an earlier landing\'s push, late, while another merge is in flight: that m
 
 test('on time (during its merge), or again at the base: taken as it is, nothing read', () => {
   const w = landedThenPushedOver();
-  const again = w.decide({ type: 'landing_pushed', sha: 'X' });
+  const again = w.decide({ type: 'base_moved', sha: 'X', landing: true });
   expect(again.actions).not.toContainEqual({ type: 'read_base_head' });
   w.decide(submit(2));
   const run = runOf(w.state, 'e2');
   w.decide({ type: 'run_finished', runId: run?.id as string, passed: true });
-  w.decide({ type: 'landing_pushed', sha: 'tested-r2' });
+  w.decide({ type: 'base_moved', sha: 'tested-r2', landing: true });
   expect(w.state.pendingBaseSha).toBe('tested-r2');
   const finished = w.decide({ type: 'merge_finished', runId: run?.id as string, ok: true, newBaseSha: 'tested-r2' });
   expect(w.state.baseSha).toBe('tested-r2');
