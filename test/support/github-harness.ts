@@ -101,7 +101,9 @@ export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDe
       if (!queue || !state) return 'no queue';
       const { requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode } = state;
       const runs = state.runs.map((r) => `${r.id}:${r.status}[${[...r.ahead, ...r.unit].map((u) => u.entryId).join(',')}]`);
-      const entries = state.entries.map((e) => `${e.id}:${e.state}`);
+      // Each entry's facts read (or not), its risk and place: what decides whether and where it starts.
+      const entries = state.entries.map((e) => `${e.id}:${e.state}${e.facts ? '' : ':no-facts'}:risk=${e.risk ?? '-'}:place=${e.place ?? '-'}`);
+      const { mode, concurrency, tuning, batch } = state.config;
       const stored = await Promise.all(
         state.entries.map(async (e) => {
           const entry = await stores.entries.findById(e.id);
@@ -112,7 +114,7 @@ export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDe
       const unrecorded = (await stores.engine.decisionsAfter(queue.id, cursors.recordedThrough, 100)).map((d) => d.version);
       const database = { entries: stored, ...cursors, unrecorded };
       const runner = { ...services.runner.activity(), warnings };
-      return JSON.stringify({ requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode, runs, entries, database, runner });
+      return JSON.stringify({ config: { mode, concurrency, tuning, batch }, probes: state.probes?.length ?? 0, requestedState, baseSha, hostOutage, landingBlocked, awaitingBaseHead, mergingRunId, switchingToMode, runs, entries, database, runner });
     },
     async close() {
       // A slow close says which step it is in (a teardown that hangs should explain itself too).
