@@ -4,8 +4,7 @@
  * connect and the first poll is told; a credential that ends (sign-out,
  * expiry, revocation) ends the stream at the next heartbeat. (Found by review.)
  */
-import { request, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import Fastify from 'fastify';
 import type { ApiDeps } from '../../src/api/deps.js';
 import { dashboardPlugin } from '../../src/dashboard/dashboard-plugin.js';
@@ -37,11 +36,14 @@ async function liveServer(options: { listMs?: number } = {}) {
   await app.register(dashboardPlugin(deps, live, { sandbox: false, uiRoot: '/nonexistent', heartbeatMs: 100 }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
+  // A raw socket, not node:http's client: a test file that ran before in the same Jest worker may have left nock's
+  // interceptors around node:http (github-fixtures.ts now takes them off), and through them a destroy() did not
+  // always reach the real socket.
   const open = () => {
-    const req = request({ host: '127.0.0.1', port, path: '/ui/live', headers: { 'x-api-token': 'mq_x' } });
-    req.on('error', () => undefined);
-    req.end();
-    return req;
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.on('error', () => undefined);
+    socket.write(`GET /ui/live HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nx-api-token: mq_x\r\n\r\n`);
+    return socket;
   };
   const close = async () => {
     live.stop();
@@ -50,23 +52,21 @@ async function liveServer(options: { listMs?: number } = {}) {
   return { versions, auth, live, open, close };
 }
 
-/** The stream's text so far, and whether it ended. */
-function reading(req: ReturnType<typeof request>) {
+/** The stream's text so far (the raw answer: status line, headers and chunks), and whether the server ended it. */
+function reading(socket: Socket) {
   const seen = { text: '', ended: false };
-  req.on('response', (res: IncomingMessage) => {
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => (seen.text += chunk));
-    res.on('end', () => (seen.ended = true));
-  });
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (seen.text += chunk));
+  socket.on('end', () => (seen.ended = true));
   return seen;
 }
 
 test.each([0, 50, 150])('a client that leaves %i ms into setting up the stream leaves no watcher behind', async (leaveAfterMs) => {
   const server = await liveServer({ listMs: 200 });
   try {
-    const req = server.open();
+    const client = server.open();
     await sleep(leaveAfterMs);
-    req.destroy(); // the page went away before or while the server was reading
+    client.destroy(); // the page went away before or while the server was reading
     // Waited for, not slept on: on a loaded machine the loop can run the listing's timer and a fixed sleep's in one
     // turn, before the server has read the client's end at all. A watcher left behind stays for good and fails this.
     await sleep(300);

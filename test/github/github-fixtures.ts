@@ -148,6 +148,12 @@ export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]
   return { host, finished, log, runs, queues };
 }
 
+// nock wraps node:http and fetch for the whole process when it is imported, and Jest imports a fresh nock for each
+// test file a worker runs: unless each file's interceptors are taken off after it, they stay stacked under the real
+// connections of the files that run after it in that worker (a node:http client's destroy() then did not reach its
+// server in test/dashboard/live-stream.test.ts: it failed whenever enough of these files ran before it).
+afterAll(() => nock.restore());
+
 /** Every test starts with no interceptors and no way out to the network. */
 export function useNock(): void {
   beforeAll(() => nock.disableNetConnect());
