@@ -29,7 +29,7 @@ export function parseComment(body: string): ParsedComment {
     case 'restart':
       return options.length === 0 ? { kind: 'command', command: { kind: verb } } : { kind: 'invalid', message: `\`/mq ${verb}\` takes no options. ${USAGE}` };
     default:
-      return { kind: 'invalid', message: `Unknown command \`/mq ${verb}\`. ${USAGE}` };
+      return { kind: 'invalid', message: `Unknown command ${codeSpan(`/mq ${verb}`)}. ${USAGE}` };
   }
 }
 
@@ -42,12 +42,28 @@ function parseMerge(options: string[]): ParsedComment {
       continue;
     }
     const match = /^--priority=(.+)$/.exec(option);
-    if (!match) return { kind: 'invalid', message: `Unknown option \`${option}\`. ${USAGE}` };
+    if (!match) return { kind: 'invalid', message: `Unknown option ${codeSpan(option)}. ${USAGE}` };
     const value = match[1] as string;
     // Own keys only: `in` would also take Object.prototype's (`constructor`, `__proto__`) for names.
     if (Object.hasOwn(PRIORITY_NAMES, value)) priority = PRIORITY_NAMES[value as PriorityName];
     else if (/^\d{1,3}$/.test(value) && Number(value) <= MAX_PRIORITY_VALUE) priority = Number(value);
-    else return { kind: 'invalid', message: `\`${value}\` is not a priority: use urgent, high, medium, low or 0-255.` };
+    else return { kind: 'invalid', message: `${codeSpan(value)} is not a priority: use urgent, high, medium, low or 0-255.` };
   }
   return { kind: 'command', command: { kind: 'merge', ...(priority !== undefined ? { priority } : {}), noBatch } };
+}
+
+/** Longest part of a commenter's word echoed back: enough to recognise it, too short to carry a message. */
+const ECHO_MAX = 40;
+
+/**
+ * A commenter's word as inline code in the App's reply, whatever it holds: fenced by one backtick more than its
+ * longest run of backticks (CommonMark), so it can neither close the span early nor become a link or an @mention
+ * under the App's name.
+ */
+export function codeSpan(word: string): string {
+  const text = word.length > ECHO_MAX ? `${word.slice(0, ECHO_MAX)}…` : word;
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
 }

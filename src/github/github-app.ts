@@ -114,7 +114,6 @@ export function githubApp(deps: GitHubAppDeps) {
         const parsed = parseComment(comment.body);
         if (parsed.kind === 'none') return;
         const reply = (body: string) => context.octokit.rest.issues.createComment(context.issue({ body }));
-        if (parsed.kind === 'invalid') return void (await reply(replyTo(parsed.message)));
         const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
         const queue = await findOrConfigure(deps, context, repo, pull.base.ref, () => canWrite(context, comment.user.login));
         if (!queue) return void (await reply(noQueueComment(pull.base.ref)));
@@ -122,6 +121,8 @@ export function githubApp(deps: GitHubAppDeps) {
         if (!(await canWrite(context, comment.user.login))) {
           return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
         }
+        // Told only to those who may command the queue, and where commands are on: the App's answers are its own.
+        if (parsed.kind === 'invalid') return void (await reply(replyTo(parsed.message)));
         if (parsed.command.kind === 'merge' && changedAfter(pull.updated_at, comment.created_at)) {
           return void (await reply(replyTo(changedAfterCommand(pull.head.sha))));
         }

@@ -1,0 +1,43 @@
+/**
+ * The App answers a `/mq` comment it cannot read only to those who may command the queue: anyone else is told they
+ * may not, without their words echoed under the App's name (found by review: any commenter on a public repository
+ * could make the App post a link or an @mention).
+ */
+import type { Probot } from 'probot';
+import type { BuiltEvent, FakeGitHub, FakeRepo } from '../support/fake-github/index.js';
+import { appOnFakeGitHub } from './app-on-fake.js';
+
+let fake: FakeGitHub;
+let repo: FakeRepo;
+let probot: Probot;
+
+beforeEach(async () => {
+  ({ fake, repo, probot } = await appOnFakeGitHub({ defaultPermission: 'read' }));
+  repo.setPermission('alice', 'write');
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+async function commentAndHandle(pr: number, body: string, user: string): Promise<string[]> {
+  fake.webhooks.drop();
+  repo.comment(pr, body, user);
+  for (const event of fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'issue_comment')) {
+    await probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
+  }
+  return repo.comments(pr).filter((c) => c.user !== user && c.user !== 'alice' && c.user !== 'mallory').map((c) => c.body);
+}
+
+test('an unreadable command from someone without write access: told they may not, nothing of theirs echoed', async () => {
+  const pr = repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+  const replies = await commentAndHandle(pr, '/mq x`[sign in again](https://evil.example/login)`', 'mallory');
+  expect(replies).toEqual([expect.stringContaining('@mallory, only people with write access')]);
+  expect(replies.join()).not.toContain('evil.example');
+});
+
+test('an unreadable command from a writer: told what was wrong, with the word kept inside its code span', async () => {
+  const pr = repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+  const replies = await commentAndHandle(pr, '/mq x`@acme/everyone`', 'alice');
+  expect(replies).toEqual([expect.stringContaining('Unknown command')]);
+  expect(replies[0]).toContain('`` /mq x`@acme/everyone` ``'); // padded: the word ends with a backtick
+});
