@@ -187,3 +187,30 @@ describe('what GitHub answers while landing that is not a refusal', () => {
     expect(fake.requestsTo('git/update-ref').filter((r) => r.params.ref === 'heads/main')).toHaveLength(3);
   });
 });
+
+// Found by review: the PRs were read before the branch moved and closed after it, whatever was pushed between.
+test('a push to the PR while the branch moves: the tested head lands, the PR stays open and says its new commits did not', async () => {
+  const { n, tested, merge } = await testedPullRequest('squash');
+  let pushed: string | null = null;
+  const racing = {
+    request: async (route: string, parameters?: Record<string, unknown>) => {
+      const answer = await client.request(route, parameters);
+      if (route.startsWith('PATCH /repos/{owner}/{repo}/git/refs/') && !pushed) pushed = repo.pushToPullRequest(n);
+      return answer;
+    },
+  };
+
+  expect(await landTestedCommit(racing, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+
+  expect(repo.branch('main')).toBe(tested);
+  expect(repo.pullRequest(n)).toMatchObject({ state: 'open', headSha: pushed });
+  const said = repo.comments(n).map((c) => c.body);
+  expect(said).toEqual([expect.stringContaining(`Commits pushed since (the head is now ${(pushed as unknown as string).slice(0, 7)}) did not land`)]);
+});
+
+test('no push meanwhile: the landed PR is closed with its comment', async () => {
+  const { n, tested, merge } = await testedPullRequest('squash');
+  expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+  expect(repo.pullRequest(n).state).toBe('closed');
+  expect(repo.comments(n).map((c) => c.body)).toEqual([expect.stringContaining('so the queue closes it')]);
+});

@@ -56,6 +56,9 @@ describe('merge (landing the tested commit)', () => {
     const scope = fastForward(headsAsTested()).reply(200, {});
     for (const n of [2, 3]) {
       scope
+        // Read again before closing: a push while the branch moved would not have landed.
+        .get(`${REPO_PATH}/pulls/${n}`)
+        .reply(200, pr(n, n === 2 ? HEAD2 : HEAD3))
         .post(`${REPO_PATH}/issues/${n}/comments`, (b: { body: string }) => /squashed, in tested/.test(b.body))
         .reply(201, { id: n })
         .patch(`${REPO_PATH}/pulls/${n}`, { state: 'closed' })
@@ -138,6 +141,8 @@ test('squash, asked again after a landing cut short (one PR closed, one not): th
     .reply(200, pr(2, HEAD2, { state: 'closed' }))
     .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
     .reply(200, { object: { sha: 'tested' } })
+    .get(`${REPO_PATH}/pulls/3`)
+    .reply(200, pr(3, HEAD3))
     .post(`${REPO_PATH}/issues/3/comments`)
     .reply(201, { id: 3 })
     .patch(`${REPO_PATH}/pulls/3`, { state: 'closed' })

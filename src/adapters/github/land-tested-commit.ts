@@ -173,6 +173,22 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
   for (const pr of prs) {
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
     const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
+    // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
+    // by review: such a PR was closed as landed). It stays open and says so; its entry is concluded, so the new head
+    // is queued again like any other.
+    const headNow = await headAfterLanding(client, repo, pr.number, log, where);
+    if (headNow !== pr.head.sha) {
+      await afterLanding(log, where, 'could not comment on a landed pull request', () =>
+        client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+          ...repoParams(repo),
+          issue_number: pr.number,
+          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${
+            headNow ? `Commits pushed since (the head is now ${headNow.slice(0, 7)}) did not land, so` : 'Its head could not be read again, so'
+          } the pull request stays open.`,
+        }),
+      );
+      continue;
+    }
     await afterLanding(log, where, 'could not comment on a landed pull request', () =>
       client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
         ...repoParams(repo),
@@ -183,6 +199,18 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
     await afterLanding(log, where, 'could not close a landed pull request', () =>
       client.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: pr.number, state: 'closed' }),
     );
+  }
+}
+
+/** The PR's head now, or null when GitHub refused to say (logged); a transient failure is thrown (see landTestedCommit). */
+async function headAfterLanding(client: GitHubClient, repo: RepoRef, number: number, log: GitHubLog, details: object): Promise<string | null> {
+  try {
+    const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: number });
+    return pr.head.sha;
+  } catch (error) {
+    if (isTransientHostError(error)) throw error;
+    log.warn({ ...details, err: error }, 'could not read a landed pull request again');
+    return null;
   }
 }
 
