@@ -102,11 +102,16 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       if (pendingLanding && !ownLanding) state.awaitingBaseHead = true;
       const reported = pendingLanding ? null : pending;
       if (!event.ok) {
-        if (event.reason === 'blocked') {
+        // Not landed: what ended its PRs while it was carried out ends them now.
+        for (const head of [...run.ahead, ...run.unit]) {
+          const ended = ctx.entry(head.entryId)?.unlessLanded;
+          if (ended) ctx.conclude(head.entryId, ended.state, ended.reason, ended.detail);
+        }
+        if (event.reason === 'refused') ctx.conclude(event.entryId, 'FAILED', 'merge_refused', event.message, run);
+        if (event.reason === 'blocked' && state.runs.includes(run)) {
           // The passed run stays valid: it lands, untested again, once an operator lifts the block.
           state.landingBlocked = { since: ctx.now, message: event.message };
-        } else {
-          if (event.reason === 'refused') ctx.conclude(event.entryId, 'FAILED', 'merge_refused', event.message, run);
+        } else if (event.reason !== 'blocked') {
           if (event.reason === 'base_moved' && !reported) state.awaitingBaseHead = true;
           if (state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
         }

@@ -166,10 +166,23 @@ export class DecisionContext {
     }
   }
 
+  /** Whether the entry's head is in the run whose merge is being carried out (as one of its PRs, or one ahead). */
+  private inLandingInFlight(entryId: string): boolean {
+    const merging = this.state.mergingRunId === null ? undefined : this.state.runs.find((r) => r.id === this.state.mergingRunId);
+    return merging !== undefined && [...merging.ahead, ...merging.unit].some((head) => head.entryId === entryId);
+  }
+
   /** Takes an entry out of the queue for good, with the reason it ends. */
   conclude(entryId: string, state: 'MERGED' | 'FAILED' | 'CANCELLED', reason: StateChangeReason, detail?: string, decidedBy?: EngineRun): void {
     const entry = this.entry(entryId);
     if (!entry) return;
+    // Its landing is being carried out and cannot be taken back (dropRun): whether it lands decides. Anything else
+    // that ends it meanwhile (a cancel, a push, a close) applies only if it does not land (apply-event merge_finished);
+    // concluded now, the PR would land while the queue said CANCELLED (found by review).
+    if (state !== 'MERGED' && this.inLandingInFlight(entryId)) {
+      entry.unlessLanded ??= { state, reason, ...(detail ? { detail } : {}) };
+      return;
+    }
     const run = runOf(this.state, entryId) ?? decidedBy;
     if (run && state !== 'MERGED' && this.state.runs.includes(run)) {
       // The run tested this PR with others: they are tested again without it.

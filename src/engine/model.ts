@@ -70,6 +70,11 @@ export interface EngineEntry {
    * dropped (preempted, bisected, rebuilt), so it goes back to the same place.
    */
   place: number | null;
+  /**
+   * How it ends if the landing in flight that holds it does not land: a cancel, a push, a close that came while the
+   * merge was being carried out. Its landing's outcome decides first (context.ts conclude).
+   */
+  unlessLanded?: { state: 'FAILED' | 'CANCELLED'; reason: StateChangeReason; detail?: string };
 }
 
 /**

@@ -1,0 +1,61 @@
+import type { EngineAction } from '../../src/engine/model.js';
+import { facts, queueDriver } from './support/queue-driver.js';
+
+/**
+ * A PR ended while its landing is being carried out (a cancel, a push, a close): the merge cannot be taken back, so
+ * its outcome decides. Found by review: the PR was concluded CANCELLED at once, then landed, and the queue's last
+ * word on a merged PR was CANCELLED.
+ */
+/** The PR's conclusions (MERGED, FAILED, CANCELLED) the engine published. */
+const statusesOf = (log: EngineAction[], pr: number) =>
+  log.filter(
+    (a): a is Extract<EngineAction, { type: 'publish_status' }> => a.type === 'publish_status' && a.prNumber === pr && ['MERGED', 'FAILED', 'CANCELLED'].includes(a.state),
+  );
+const merges = (log: EngineAction[]) => log.filter((a) => a.type === 'merge');
+
+function landingAsked() {
+  const q = queueDriver({ tuning: 'fixed' });
+  q.submit(1);
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  expect(merges(q.log)).toHaveLength(1);
+  return q;
+}
+
+test('cancelled while its merge is carried out, and it lands: MERGED, never CANCELLED', () => {
+  const q = landingAsked();
+  q.send({ type: 'cancelled', entryId: 'e1' });
+  expect(statusesOf(q.log, 1)).toEqual([]); // no conclusion yet: the landing decides
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' });
+  expect(statusesOf(q.log, 1).map((s) => s.state)).toEqual(['MERGED']);
+  expect(q.state.entries).toEqual([]);
+});
+
+test('cancelled while its merge is carried out, and it does not land: CANCELLED then, as asked, and not tested again', () => {
+  const q = landingAsked();
+  q.send({ type: 'cancelled', entryId: 'e1' });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'base_moved' });
+  expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['CANCELLED', 'user_requested']]);
+  expect(q.state.entries).toEqual([]);
+  expect(q.state.runs).toEqual([]);
+});
+
+test('pushed to while its merge is carried out, refused for it: cancelled as pushed_to', () => {
+  const q = landingAsked();
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1-pushed') });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'head_changed' });
+  expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['CANCELLED', 'pushed_to']]);
+});
+
+test('a PR ahead in the landing run, cancelled meanwhile, lands with it', () => {
+  const q = queueDriver({ tuning: 'fixed', concurrency: 2 });
+  q.submit(1);
+  q.submit(2); // tested on top of #1
+  q.send({ type: 'run_finished', runId: 'r2', passed: true });
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  const landing = merges(q.log).at(-1) as Extract<EngineAction, { type: 'merge' }>;
+  q.send({ type: 'cancelled', entryId: 'e1' });
+  q.send({ type: 'merge_finished', runId: landing.runId, ok: true, newBaseSha: `tested-${landing.runId}` });
+  q.send({ type: 'merge_finished', runId: 'r2', ok: true, newBaseSha: 'tested-r2' });
+  expect(statusesOf(q.log, 1).map((s) => s.state)).toEqual(['MERGED']);
+  expect(statusesOf(q.log, 2).map((s) => s.state)).toEqual(['MERGED']);
+});
