@@ -40,6 +40,9 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
       if (!name || !id) return sendError(reply, 400, 'A GitHub webhook needs the x-github-event and x-github-delivery headers.');
       if (!signature) return sendError(reply, 401, 'The x-hub-signature-256 header is missing.');
       const body = typeof request.body === 'string' ? request.body : '';
+      // GitHub always sends a payload; the verifier throws on an empty one (found by review: a 500 and an error-level log
+      // line for any unauthenticated caller).
+      if (body.length === 0) return sendError(reply, 400, 'The webhook payload is empty.');
       if (!(await options.receiver.verify(body, signature))) return sendError(reply, 401, 'The webhook signature does not match the payload.');
       try {
         JSON.parse(body);

@@ -123,6 +123,16 @@ test('missing event headers are a 400; a signed non-JSON body is a 400', async (
   expect(res.statusCode).toBe(400);
 });
 
+// Found by review: the verifier threw on an empty payload, a 500 with an error logged, for any caller.
+test('an empty body is a 400 that says so, signed or not, and nothing is applied', async () => {
+  for (const signature of ['sha256=00', await signer.sign('{}')]) {
+    const res = await deliver('', { 'x-github-event': 'push', 'x-github-delivery': 'd-empty', 'x-hub-signature-256': signature });
+    expect([res.statusCode, res.body]).toEqual([400, 'The webhook payload is empty.']);
+  }
+  await handler.idle();
+  expect(received.some((r) => r.endsWith(':d-empty'))).toBe(false);
+});
+
 test('a handler that fails after the answer is tried again by the sweep (GitHub does not redeliver on its own)', async () => {
   const payload = example('pull_request', 'synchronize');
   failNext = 1;
