@@ -242,7 +242,8 @@ async function waitingPullRequestsWithHead(deps: GitHubAppDeps, repo: RepoRef, s
 async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: RepoRef; targetBranch: string; prNumber: number }, headSha: string): Promise<string | null> {
   const result =
     command.kind === 'merge'
-      ? await deps.pullRequests.submit({ ...ref, ...(command.priority !== undefined ? { priority: command.priority } : {}), noBatch: command.noBatch, headSha })
+      ? // What the comment does not name is left as it is on a PR already queued (`--priority` alone keeps its --no-batch).
+        await deps.pullRequests.submit({ ...ref, ...(command.priority !== undefined ? { priority: command.priority } : {}), ...(command.noBatch ? { noBatch: true } : {}), headSha })
       : command.kind === 'cancel'
         ? await deps.pullRequests.cancel(ref)
         : await deps.pullRequests.restart(ref);

@@ -41,7 +41,7 @@ test('cancelled while its merge is carried out, and it does not land: CANCELLED 
 
 test('pushed to while its merge is carried out, refused for it: cancelled as pushed_to', () => {
   const q = landingAsked();
-  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1-pushed') });
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1-pushed'), merged: false });
   q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'head_changed' });
   expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['CANCELLED', 'pushed_to']]);
 });

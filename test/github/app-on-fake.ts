@@ -15,6 +15,8 @@ export interface AppOnFake {
   calls: string[];
   /** The head each submit named. */
   submittedHeads: Array<string | undefined>;
+  /** What each submit asked for besides the PR (priority, noBatch, head). */
+  submits: Array<Record<string, unknown>>;
 }
 
 export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] = {}): Promise<AppOnFake> {
@@ -22,11 +24,18 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
   const repo = fake.createRepo('acme/widgets');
   const calls: string[] = [];
   const submittedHeads: Array<string | undefined> = [];
+  const submits: Array<Record<string, unknown>> = [];
   const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
   const deps = {
     stores: { queues: { find: async () => queue } },
     pullRequests: {
-      submit: async (ref: { prNumber: number; headSha?: string }) => (calls.push(`submit #${ref.prNumber}`), submittedHeads.push(ref.headSha), { ok: true, value: {} }),
+      submit: async (ref: { prNumber: number; headSha?: string; repo?: unknown; targetBranch?: string }) => {
+        calls.push(`submit #${ref.prNumber}`);
+        submittedHeads.push(ref.headSha);
+        const { repo: _repo, targetBranch: _branch, prNumber: _number, ...asked } = ref;
+        submits.push(asked);
+        return { ok: true, value: {} };
+      },
       cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), { ok: true, value: {} }),
     },
     hostName: 'github.com',
@@ -34,5 +43,5 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
   } as unknown as GitHubAppDeps;
   const probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, logLevel: 'fatal' });
   await probot.load(githubApp(deps));
-  return { fake, repo, probot, calls, submittedHeads };
+  return { fake, repo, probot, calls, submittedHeads, submits };
 }

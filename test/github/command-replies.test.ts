@@ -41,3 +41,26 @@ test('an unreadable command from a writer: told what was wrong, with the word ke
   expect(replies).toEqual([expect.stringContaining('Unknown command')]);
   expect(replies[0]).toContain('`` /mq x`@acme/everyone` ``'); // padded: the word ends with a backtick
 });
+
+// Found by review: `--priority` alone sent noBatch: false, which turned a queued PR's --no-batch off.
+test('/mq merge passes on only what it names: --priority alone leaves noBatch as it is, --no-batch sets it', async () => {
+  const setup = await appOnFakeGitHub({ defaultPermission: 'read' });
+  try {
+    setup.repo.setPermission('alice', 'write');
+    const pr = setup.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+    for (const body of ['/mq merge --priority=high', '/mq merge --no-batch']) {
+      setup.fake.webhooks.drop();
+      setup.repo.comment(pr, body, 'alice');
+      for (const event of setup.fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'issue_comment')) {
+        await setup.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
+      }
+    }
+    const head = setup.repo.pullRequest(pr).headSha;
+    expect(setup.submits).toEqual([
+      { priority: 10, headSha: head },
+      { noBatch: true, headSha: head },
+    ]);
+  } finally {
+    await setup.fake.close();
+  }
+});
