@@ -285,3 +285,50 @@ test('operators see the GitHub calls the queue made, by method and status', asyn
   expect(calls.some(([, method, status, count]) => method === 'PATCH' && status === '200' && Number(count) > 0)).toBe(true); // landings (ref updates)
   expect(calls.some(([, method, status]) => method === 'POST' && status === '409')).toBe(true); // the declared merge conflict
 });
+
+// Found by review: GitHub lands only by fast-forward, so a lane's run tested on a base another lane then moved was
+// refused, rebuilt, tested again, and refused again while that lane kept landing. No e2e ran parallel mode on GitHub.
+describe('parallel queue: a lane whose run passes after another lane landed', () => {
+  async function twoLanesPassInTurn(requiredChecks?: string[]) {
+    const { repo, ref } = await queueFor(requiredChecks ? { requiredChecks } : {});
+    // The queue waits for `ci` on its runs either way; the branch's protection may require it on what lands too.
+    await h.api('/v1/updateQueue', { repo: ref, targetBranch: 'main', mode: 'parallel', concurrency: 2, ...(requiredChecks ? {} : { requiredStatuses: ['ci'] }) });
+    await h.fake.waitFor(async () => (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().mode === 'parallel', { message: 'the queue to be parallel' });
+    const web = greenPullRequest(repo, { title: 'Web' });
+    const api = greenPullRequest(repo, { title: 'Api' });
+    for (const [n, target] of [[web, '//web'], [api, '//api']] as const) {
+      const targets = await h.api('/v1/setImpactedTargets', { repo: ref, targetBranch: 'main', pr: { number: n, sha: repo.pullRequest(n).headSha }, impactedTargets: [target] });
+      expect(targets.status).toBe(200);
+      repo.addLabel(n, 'merge-queue');
+    }
+    const detailsOf = async (n: number) => {
+      const res = await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: n } });
+      return res.status === 200 ? res.json() : {}; // not submitted yet: its label's delivery is still on its way
+    };
+    const testBranchOf = async (n: number, not?: string) => {
+      await h.fake.waitFor(async () => { const sha = (await detailsOf(n)).testBranchSha as string | undefined; return Boolean(sha) && sha !== not; }, { message: `a test branch for #${n}` });
+      return (await detailsOf(n)).testBranchSha as string;
+    };
+    // The api lane passes and lands first; the web lane's run, built on the branch before that, passes after.
+    const webFirst = await testBranchOf(web);
+    h.fake.ci.complete(await testBranchOf(api), 'ci');
+    await waitForState(ref, api, 'MERGED');
+    h.fake.ci.complete(webFirst, 'ci');
+    return { repo, ref, web, api, webFirst, testBranchOf, detailsOf };
+  }
+
+  test('no checks required by the branch (the queue requires them of its runs): its PRs land on the branch as it is, without a second run', async () => {
+    const { repo, ref, web, api, webFirst, detailsOf } = await twoLanesPassInTurn();
+    await waitForState(ref, web, 'MERGED');
+    expect(h.fake.pullRequestsIn(repo.branch('main') as string).sort()).toEqual([web, api].sort());
+    // Landed from the run that passed first: no second run was made for it.
+    expect((await detailsOf(web)).testBranchSha).toBe(webFirst);
+  });
+
+  test('checks required on every commit the branch takes: tested once more on the branch as it is, then landed (no loop, no block)', async () => {
+    const { repo, ref, web, api, webFirst, testBranchOf } = await twoLanesPassInTurn(['ci']);
+    h.fake.ci.complete(await testBranchOf(web, webFirst), 'ci');
+    await waitForState(ref, web, 'MERGED');
+    expect(h.fake.pullRequestsIn(repo.branch('main') as string).sort()).toEqual([web, api].sort());
+  });
+});

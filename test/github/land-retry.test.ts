@@ -214,3 +214,93 @@ test('no push meanwhile: the landed PR is closed with its comment', async () => 
   expect(repo.pullRequest(n).state).toBe('closed');
   expect(repo.comments(n).map((c) => c.body)).toEqual([expect.stringContaining('so the queue closes it')]);
 });
+
+describe('a lane of a parallel queue landing after another lane moved the branch (found by review: refused and tested again without end)', () => {
+  /** Two PRs tested apart on the same base (two lanes), each with its landing request. */
+  async function twoLanes(method: MergeMethod) {
+    const web = repo.openPullRequest({ title: 'Web', commits: 1 });
+    const api = repo.openPullRequest({ title: 'Api', commits: 1 });
+    const base = repo.branch('main')!;
+    const build = async (runId: string, n: number) => {
+      const heads = [{ prNumber: n, headSha: repo.pullRequest(n).headSha }];
+      const built = await buildTestBranch(client, REF, `mq/main/${runId}`, { queueId: 'q1', repo: REF, targetBranch: 'main', runId, baseSha: base, heads, mergeMethod: method });
+      if (!built.ok) throw new Error('the fake could not build the run');
+      return { tested: built.sha, request: (expectedBaseSha: string): MergeRequest => ({ repo: REF, targetBranch: 'main', runId, expectedBaseSha, heads, mergeMethod: method }) };
+    };
+    return { web, api, base, apiRun: await build('r2', api), webRun: await build('r1', web) };
+  }
+
+  test.each(['squash', 'merge_commit'] as const)('%s: its PRs land on the branch as it is, once, and a landing asked again answers the same', async (method) => {
+    const { web, api, base, apiRun, webRun } = await twoLanes(method);
+    expect(await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog())).toEqual({ ok: true, newBaseSha: apiRun.tested });
+
+    const outcome = await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog());
+
+    expect(outcome).toEqual({ ok: true, newBaseSha: repo.branch('main') });
+    expect(fake.pullRequestsIn(repo.branch('main')!).sort()).toEqual([web, api].sort());
+    if (method === 'squash') expect(repo.pullRequest(web).state).toBe('closed');
+    // Its landing branch (outside mq/**: no CI) stays until the next such landing: by it a landing asked again knows.
+    expect(repo.branches().filter((b) => b.startsWith('mq-landing/'))).toEqual(['mq-landing/main/r1']);
+    const updates = refUpdates().length;
+    // Asked again (its answer lost): the same answer, and the branch does not move twice.
+    expect(await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).toEqual(outcome);
+    expect(refUpdates()).toHaveLength(updates);
+  });
+
+  test("the next such landing deletes the earlier one's landing branch", async () => {
+    const { base, apiRun, webRun } = await twoLanes('squash');
+    const docs = repo.openPullRequest({ title: 'Docs', commits: 1 });
+    const docsHeads = [{ prNumber: docs, headSha: repo.pullRequest(docs).headSha }];
+    const docsBuilt = await buildTestBranch(client, REF, 'mq/main/r3', { queueId: 'q1', repo: REF, targetBranch: 'main', runId: 'r3', baseSha: base, heads: docsHeads, mergeMethod: 'squash' });
+    if (!docsBuilt.ok) throw new Error('the fake could not build the run');
+    await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
+    await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog());
+    const docsRequest: MergeRequest = { repo: REF, targetBranch: 'main', runId: 'r3', expectedBaseSha: repo.branch('main')!, heads: docsHeads, mergeMethod: 'squash' };
+
+    expect(await landTestedCommit(client, docsRequest, docsBuilt.sha, recordingLog())).toMatchObject({ ok: true });
+    expect(repo.branches().filter((b) => b.startsWith('mq-landing/'))).toEqual(['mq-landing/main/r3']);
+    expect(fake.pullRequestsIn(repo.branch('main')!)).toHaveLength(3);
+  });
+
+  test('its answer lost before the PRs were closed: asked again, it finds its landing and closes them, the branch moved once', async () => {
+    const { web, base, apiRun, webRun } = await twoLanes('squash');
+    await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
+    fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Bad gateway' });
+    await expect(landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).rejects.toMatchObject({ status: 502 });
+    const landedAt = repo.branch('main');
+    const updates = refUpdates().length;
+
+    expect(await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).toEqual({ ok: true, newBaseSha: landedAt });
+    expect(refUpdates()).toHaveLength(updates);
+    expect(repo.pullRequest(web).state).toBe('closed');
+  });
+
+  test('a conflict with what the other lane landed: base_moved, nothing landed (tested again on the branch as it is)', async () => {
+    const { web, api, base, apiRun, webRun } = await twoLanes('squash');
+    repo.declareConflict(web, api);
+    await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
+
+    expect(await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).toEqual({ ok: false, reason: 'base_moved' });
+    expect(repo.branch('main')).toBe(apiRun.tested);
+    expect(repo.pullRequest(web).state).toBe('open');
+  });
+
+  test("protection requiring checks on what the branch takes: base_moved (tested again there), not a block, and nothing landed", async () => {
+    const { web, api, base, apiRun, webRun } = await twoLanes('squash');
+    await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
+    repo.protectBranch('main', { requiredChecks: ['ci'] });
+
+    expect(await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).toEqual({ ok: false, reason: 'base_moved' });
+    expect(fake.pullRequestsIn(repo.branch('main')!)).toEqual([api]);
+    expect(repo.pullRequest(web).state).toBe('open');
+  });
+
+  test('the branch is not where the queue expects it: base_moved, nothing built on it', async () => {
+    const { api, base, apiRun, webRun } = await twoLanes('squash');
+    await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
+    repo.push('main', { change: 'someone-else' });
+
+    expect(await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).toEqual({ ok: false, reason: 'base_moved' });
+    expect(fake.pullRequestsIn(repo.branch('main')!)).toEqual([api]);
+  });
+});

@@ -77,7 +77,13 @@ describe('merge (landing the tested commit)', () => {
       .reply(200, { object: { sha: 'moved' } })
       .get(`${REPO_PATH}/compare/tested...moved`)
       .query({ per_page: 1 })
-      .reply(200, { status: 'diverged', ahead_by: 1, behind_by: 2 });
+      .reply(200, { status: 'diverged', ahead_by: 1, behind_by: 2 })
+      // Nor was it landed on a moved base by an earlier attempt (no landing branch).
+      .get(`${REPO_PATH}/git/ref/heads%2Fmq-landing%2Fmain%2Frun1`)
+      .reply(404, { message: 'Not Found' })
+      // And the branch is not where the queue expects it: nothing is built on it.
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(200, { object: { sha: 'moved' } });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'base_moved' });
   });
 
@@ -102,7 +108,9 @@ describe('merge (landing the tested commit)', () => {
       .reply(200, { object: { sha: BASE } })
       .get(`${REPO_PATH}/compare/tested...${BASE}`)
       .query({ per_page: 1 })
-      .reply(200, { status: 'behind', ahead_by: 0, behind_by: 1 });
+      .reply(200, { status: 'behind', ahead_by: 0, behind_by: 1 })
+      .get(`${REPO_PATH}/git/ref/heads%2Fmq-landing%2Fmain%2Frun1`)
+      .reply(404, { message: 'Not Found' });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'head_changed' });
   });
 
@@ -116,7 +124,9 @@ describe('merge (landing the tested commit)', () => {
       .reply(200, { object: { sha: BASE } })
       .get(`${REPO_PATH}/compare/tested...${BASE}`)
       .query({ per_page: 1 })
-      .reply(200, { status: 'behind', ahead_by: 0, behind_by: 1 });
+      .reply(200, { status: 'behind', ahead_by: 0, behind_by: 1 })
+      .get(`${REPO_PATH}/git/ref/heads%2Fmq-landing%2Fmain%2Frun1`)
+      .reply(404, { message: 'Not Found' });
     expect(await host.merge(request())).toEqual({ ok: false, reason: 'pr_closed' });
   });
 

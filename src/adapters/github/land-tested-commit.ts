@@ -3,7 +3,7 @@ import type { MergeOutcome, MergeRequest } from '../../ports/git-host.js';
 import { isTransientHostError } from '../../ports/host-errors.js';
 import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { PullRequestData, PullRequestListItem } from './github-types.js';
-import { readBranch } from './test-branch.js';
+import { buildTestBranch, deleteTestBranch, readBranch } from './test-branch.js';
 
 /** What an operator does when GitHub will not let the App move the branch. */
 export const LANDING_HINT =
@@ -60,22 +60,35 @@ export async function landTestedCommit(
       // Closed by an earlier attempt of this very landing (or merged by GitHub, as its head landed), or pushed to
       // after an earlier attempt landed it and lost its answer; the branch maybe moved on since: it happened. The
       // PRs it had not closed yet are closed now, but not one pushed to since: its new commits did not land.
-      if (await holdsTestedCommit(client, repo, targetBranch, testedSha)) {
+      const landed = await landedAlready(client, request, testedSha);
+      if (landed) {
         const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged && p.head.sha === testedHead.get(p.number));
-        log.info({ ...where, testedSha }, 'the tested commit had landed already (an earlier attempt): not landing it again');
-        if (closesPullRequests) await closeLanded(client, repo, stillOpen, testedSha, request, log);
-        return { ok: true, newBaseSha: testedSha };
+        log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
+        if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log);
+        return { ok: true, newBaseSha: landed };
       }
       // Nothing landed. A push after the test: landing now would land the old head and leave the PR open.
       return { ok: false, reason: gone ? 'pr_closed' : 'head_changed' };
     }
     prs.push(pr);
   }
-  const refused = await fastForward(client, repo, targetBranch, testedSha, log, options.refUpdateRetryMs ?? REF_UPDATE_RETRY_MS);
+  const retryMs = options.refUpdateRetryMs ?? REF_UPDATE_RETRY_MS;
+  const refused = await fastForward(client, repo, targetBranch, testedSha, log, retryMs);
   if (refused === 'not_fast_forward') {
-    // The branch moved: outside the queue (rebuild), or on top of this very landing, done by an earlier attempt whose answer was lost.
-    if (!(await holdsTestedCommit(client, repo, targetBranch, testedSha))) return { ok: false, reason: 'base_moved' };
-    log.info({ ...where, testedSha }, 'the tested commit had landed already (an earlier attempt): not landing it again');
+    // The branch moved: outside the queue (rebuild), on top of this very landing, done by an earlier attempt whose
+    // answer was lost, or, for a lane of a parallel queue, by another lane's landing.
+    const landed = await landedAlready(client, request, testedSha);
+    if (landed) {
+      log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log);
+      return { ok: true, newBaseSha: landed };
+    }
+    const moved = await landOnMovedBase(client, request, log, retryMs);
+    if (typeof moved !== 'string') return moved;
+    log.info({ ...where, testedSha, newBaseSha: moved, prs: prs.map((p) => p.number) }, "landed the run's PRs on the branch as the queue found it");
+    if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log);
+    await forgetOtherLandingBranches(client, request, log);
+    return { ok: true, newBaseSha: moved };
   } else if (refused) {
     log.error({ ...where, testedSha, err: refused.error }, 'GitHub refused to move the branch to the tested commit');
     return { ok: false, reason: 'blocked', message: `GitHub refused to move ${targetBranch} to the tested commit ${testedSha.slice(0, 7)}: ${messageOf(refused.error)}. ${LANDING_HINT}` };
@@ -84,6 +97,65 @@ export async function landTestedCommit(
   }
   if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log);
   return { ok: true, newBaseSha: testedSha };
+}
+
+/**
+ * Where a run's PRs are put together on the branch as it is now, when its tested commit cannot be fast-forwarded to:
+ * outside `mq/**` (no CI starts on it), kept until the landing is done, so a landing asked again finds what it built.
+ */
+function landingBranchName(request: MergeRequest): string {
+  return `mq-landing/${request.targetBranch}/${request.runId}`;
+}
+
+/** The commit the branch holds for this run: its tested commit, or what an earlier attempt built on a moved base. */
+async function landedAlready(client: GitHubClient, request: MergeRequest, testedSha: string): Promise<string | null> {
+  if (await holdsTestedCommit(client, request.repo, request.targetBranch, testedSha)) return testedSha;
+  const built = await readBranch(client, request.repo, landingBranchName(request));
+  return built && (await holdsTestedCommit(client, request.repo, request.targetBranch, built)) ? built : null;
+}
+
+/**
+ * A run the engine asks to land on a branch that moved past the base it was tested on: the base another lane of a
+ * parallel queue landed on (found by review: only fast-forwards were tried, so such a run was refused, tested again
+ * and refused again while the other lanes kept landing). The engine keeps such a run valid when nothing of its own
+ * lane changed (run-validity.ts), so its PRs land on the branch as it is, untested again, as the sandbox lands them:
+ * only from the head the engine expects. A conflict with what landed meanwhile, or protection that requires checks
+ * on every commit it takes, sends them back to be tested (base_moved).
+ */
+async function landOnMovedBase(client: GitHubClient, request: MergeRequest, log: GitHubLog, retryMs: number): Promise<string | MergeOutcome> {
+  const { repo, targetBranch, runId } = request;
+  if ((await readBranch(client, repo, targetBranch)) !== request.expectedBaseSha) return { ok: false, reason: 'base_moved' };
+  const built = await buildTestBranch(client, repo, landingBranchName(request), {
+    queueId: '',
+    repo,
+    targetBranch,
+    runId,
+    baseSha: request.expectedBaseSha,
+    heads: request.heads,
+    mergeMethod: request.mergeMethod,
+  });
+  if (!built.ok) return { ok: false, reason: 'base_moved' };
+  const refused = await fastForward(client, repo, targetBranch, built.sha, log, retryMs);
+  if (refused && refused !== 'not_fast_forward') {
+    // Protection that requires checks on what lands takes no untested commit (unless the App may bypass it): the
+    // run is tested again on the branch as it is, whose tested commit then lands like any other (or is refused for
+    // good there, which blocks the queue with GitHub's words).
+    log.info({ repo: `${repo.owner}/${repo.name}`, branch: targetBranch, runId, err: refused.error }, "GitHub would not take the run's PRs untested on the moved branch: tested again");
+  }
+  return refused ? { ok: false, reason: 'base_moved' } : built.sha;
+}
+
+/**
+ * Deletes the landing branches of the queue's earlier runs (best effort). This run's stays: a landing asked again (an
+ * answer lost after the PRs were closed) finds by it that it happened. So at most one is left per target branch.
+ */
+async function forgetOtherLandingBranches(client: GitHubClient, request: MergeRequest, log: GitHubLog): Promise<void> {
+  const { repo, targetBranch } = request;
+  const mine = `refs/heads/${landingBranchName(request)}`;
+  await afterLanding(log, { repo: `${repo.owner}/${repo.name}`, branch: targetBranch }, 'could not delete the landing branches of earlier runs', async () => {
+    const refs = await getData<Array<{ ref: string }>>(client, 'GET /repos/{owner}/{repo}/git/matching-refs/{ref}', { ...repoParams(repo), ref: `heads/mq-landing/${targetBranch}/` });
+    for (const { ref } of refs) if (ref !== mine) await deleteTestBranch(client, repo, ref.replace(/^refs\/heads\//, ''));
+  });
 }
 
 /**
