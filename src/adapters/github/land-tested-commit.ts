@@ -246,8 +246,8 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
     const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
     // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
-    // by review: such a PR was closed as landed). It stays open and says so; its entry is concluded, so the new head
-    // is queued again like any other.
+    // by review: such a PR was closed as landed). It stays open and says which head landed; its new commits are the
+    // author's to queue again.
     const headNow = await headAfterLanding(client, repo, pr.number, log, where);
     if (headNow !== pr.head.sha) {
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
