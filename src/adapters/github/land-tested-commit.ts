@@ -83,7 +83,7 @@ export async function landTestedCommit(
       if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log);
       return { ok: true, newBaseSha: landed };
     }
-    const moved = await landOnMovedBase(client, request, log, retryMs);
+    const moved = await landOnMovedBase(client, request, testedSha, log, retryMs);
     if (typeof moved !== 'string') return moved;
     log.info({ ...where, testedSha, newBaseSha: moved, prs: prs.map((p) => p.number) }, "landed the run's PRs on the branch as the queue found it");
     if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log);
@@ -122,9 +122,11 @@ async function landedAlready(client: GitHubClient, request: MergeRequest, tested
  * only from the head the engine expects. A conflict with what landed meanwhile, or protection that requires checks
  * on every commit it takes, sends them back to be tested (base_moved).
  */
-async function landOnMovedBase(client: GitHubClient, request: MergeRequest, log: GitHubLog, retryMs: number): Promise<string | MergeOutcome> {
+async function landOnMovedBase(client: GitHubClient, request: MergeRequest, testedSha: string, log: GitHubLog, retryMs: number): Promise<string | MergeOutcome> {
   const { repo, targetBranch, runId } = request;
   if ((await readBranch(client, repo, targetBranch)) !== request.expectedBaseSha) return { ok: false, reason: 'base_moved' };
+  // A tested commit on top of that head would have been a fast-forward: the refusal raced a move, and it is tested again.
+  if (await contains(client, repo, testedSha, request.expectedBaseSha)) return { ok: false, reason: 'base_moved' };
   const built = await buildTestBranch(client, repo, landingBranchName(request), {
     queueId: '',
     repo,
@@ -198,13 +200,17 @@ async function fastForward(
 async function holdsTestedCommit(client: GitHubClient, repo: RepoRef, branch: string, testedSha: string): Promise<boolean> {
   const head = await readBranch(client, repo, branch);
   if (head === null) return false;
-  if (head === testedSha) return true;
+  return head === testedSha || (await contains(client, repo, head, testedSha));
+}
+
+/** Whether commit `sha` has `ancestor` in its history (or is it). */
+async function contains(client: GitHubClient, repo: RepoRef, sha: string, ancestor: string): Promise<boolean> {
   try {
     // Shas on both sides (a branch name may hold a slash); per_page 1 keeps the answer small.
-    const compared = await getData<{ status: string }>(client, 'GET /repos/{owner}/{repo}/compare/{basehead}', { ...repoParams(repo), basehead: `${testedSha}...${head}`, per_page: 1 });
+    const compared = await getData<{ status: string }>(client, 'GET /repos/{owner}/{repo}/compare/{basehead}', { ...repoParams(repo), basehead: `${ancestor}...${sha}`, per_page: 1 });
     return compared.status === 'ahead' || compared.status === 'identical';
   } catch (error) {
-    // No common history, or the tested commit is gone: not held.
+    // No common history, or a commit is gone: not contained.
     if (failedWith(error, 404)) return false;
     throw error;
   }
