@@ -63,7 +63,9 @@ export function githubApp(deps: GitHubAppDeps) {
         const queue = mayConfigure ? await findOrConfigure(deps, context, repo, pr.base.ref, () => canWrite(context, sender)) : await deps.stores.queues.find(repo, pr.base.ref);
         if (!queue) {
           if (mayConfigure) {
-            await context.octokit.rest.issues.createComment(context.issue({ body: noQueueComment(pr.base.ref) }));
+            // A queue only the repository's file names is configured for writers alone: anyone else is told why (found by review: told "no queue").
+            const body = (await canWrite(context, sender)) ? noQueueComment(pr.base.ref) : replyTo(`@${sender}, only people with write access to this repository can queue pull requests with the \`${label}\` label; nothing changed in the queue.`);
+            await context.octokit.rest.issues.createComment(context.issue({ body }));
           }
           return;
         }
@@ -115,12 +117,13 @@ export function githubApp(deps: GitHubAppDeps) {
         if (parsed.kind === 'none') return;
         const reply = (body: string) => context.octokit.rest.issues.createComment(context.issue({ body }));
         const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
-        const queue = await findOrConfigure(deps, context, repo, pull.base.ref, () => canWrite(context, comment.user.login));
-        if (!queue) return void (await reply(noQueueComment(pull.base.ref)));
+        const writer = () => canWrite(context, comment.user.login);
+        const queue = await findOrConfigure(deps, context, repo, pull.base.ref, writer);
+        const mayNot = () => replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`);
+        // A queue only the repository's file names is configured for writers alone: anyone else is told why, not "no queue".
+        if (!queue) return void (await reply((await writer()) ? noQueueComment(pull.base.ref) : mayNot()));
         if (!queue.config.commandsEnabled) return void (await reply(replyTo(`Commands are turned off for the \`${pull.base.ref}\` queue.`)));
-        if (!(await canWrite(context, comment.user.login))) {
-          return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
-        }
+        if (!(await writer())) return void (await reply(mayNot()));
         // Told only to those who may command the queue, and where commands are on: the App's answers are its own.
         if (parsed.kind === 'invalid') return void (await reply(replyTo(parsed.message)));
         if (parsed.command.kind === 'merge' && changedAfter(pull.updated_at, comment.created_at)) {

@@ -19,7 +19,7 @@ export interface AppOnFake {
   submits: Array<Record<string, unknown>>;
 }
 
-export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] = {}): Promise<AppOnFake> {
+export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean } = {}): Promise<AppOnFake> {
   const fake = await startFakeGitHub(options);
   const repo = fake.createRepo('acme/widgets');
   const calls: string[] = [];
@@ -27,7 +27,8 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
   const submits: Array<Record<string, unknown>> = [];
   const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
   const deps = {
-    stores: { queues: { find: async () => queue } },
+    // noStoredQueue: no queue is stored for the branch (one only the repository's file would create).
+    stores: { queues: { find: async () => (options.noStoredQueue ? null : queue) } },
     pullRequests: {
       submit: async (ref: { prNumber: number; headSha?: string; repo?: unknown; targetBranch?: string }) => {
         calls.push(`submit #${ref.prNumber}`);

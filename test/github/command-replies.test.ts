@@ -64,3 +64,22 @@ test('/mq merge passes on only what it names: --priority alone leaves noBatch as
     await setup.fake.close();
   }
 });
+
+// Found by review: a queue only the repository's file names is configured for writers alone, and anyone else was told there is no queue.
+test('no queue stored for the branch: someone without write access is told they may not, by command or by label', async () => {
+  const setup = await appOnFakeGitHub({ defaultPermission: 'read', noStoredQueue: true });
+  try {
+    const pr = setup.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+    setup.fake.webhooks.drop();
+    setup.repo.comment(pr, '/mq merge', 'mallory');
+    setup.repo.addLabel(pr, 'merge-queue', 'mallory');
+    for (const event of setup.fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'issue_comment' || e.event === 'pull_request')) {
+      await setup.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
+    }
+    const replies = setup.repo.comments(pr).filter((c) => c.user !== 'mallory').map((c) => c.body);
+    expect(replies).toEqual([expect.stringContaining('@mallory, only people with write access to this repository can use queue commands'), expect.stringContaining('@mallory, only people with write access to this repository can queue pull requests')]);
+    expect(replies.join()).not.toContain('There is no merge queue');
+  } finally {
+    await setup.fake.close();
+  }
+});
