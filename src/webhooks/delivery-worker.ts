@@ -62,6 +62,8 @@ export interface WebhookDeliveryWorkerOptions {
   hooks?: DeliveryHooks;
 }
 
+/** Looks at the due deliveries per round: after the first, organizations at their share are left out. */
+const FAIR_LOOKS = 4;
 
 /**
  * Delivers the outbox: claims due deliveries (one attempt in flight per
@@ -71,9 +73,6 @@ export interface WebhookDeliveryWorkerOptions {
  * jitter. Delivery is at least once: a crash between the receiver's answer and
  * the record means one repeat, with the same webhook-id.
  */
-/** Looks at the due deliveries per round: after the first, organizations at their share are left out. */
-const FAIR_LOOKS = 4;
-
 export class WebhookDeliveryWorker {
   private readonly now: () => number;
   private readonly random: () => number;

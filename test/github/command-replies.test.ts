@@ -19,12 +19,17 @@ afterEach(async () => {
   await fake.close();
 });
 
-async function commentAndHandle(pr: number, body: string, user: string): Promise<string[]> {
-  fake.webhooks.drop();
-  repo.comment(pr, body, user);
-  for (const event of fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'issue_comment')) {
-    await probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
+/** Hands the App the deliveries `act` made (of these events), taken out of the fake's outbox. */
+async function handled(app: { fake: FakeGitHub; probot: Probot }, events: string[], act: () => void): Promise<void> {
+  app.fake.webhooks.drop();
+  act();
+  for (const event of app.fake.webhooks.drop().filter((e: BuiltEvent) => events.includes(e.event))) {
+    await app.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
   }
+}
+
+async function commentAndHandle(pr: number, body: string, user: string): Promise<string[]> {
+  await handled({ fake, probot }, ['issue_comment'], () => repo.comment(pr, body, user));
   return repo.comments(pr).filter((c) => c.user !== user && c.user !== 'alice' && c.user !== 'mallory').map((c) => c.body);
 }
 
@@ -48,13 +53,7 @@ test('/mq merge passes on only what it names: --priority alone leaves noBatch as
   try {
     setup.repo.setPermission('alice', 'write');
     const pr = setup.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
-    for (const body of ['/mq merge --priority=high', '/mq merge --no-batch']) {
-      setup.fake.webhooks.drop();
-      setup.repo.comment(pr, body, 'alice');
-      for (const event of setup.fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'issue_comment')) {
-        await setup.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
-      }
-    }
+    for (const body of ['/mq merge --priority=high', '/mq merge --no-batch']) await handled(setup, ['issue_comment'], () => setup.repo.comment(pr, body, 'alice'));
     const head = setup.repo.pullRequest(pr).headSha;
     expect(setup.submits).toEqual([
       { priority: 10, headSha: head },
@@ -70,12 +69,10 @@ test('no queue stored for the branch: someone without write access is told they 
   const setup = await appOnFakeGitHub({ defaultPermission: 'read', noStoredQueue: true });
   try {
     const pr = setup.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
-    setup.fake.webhooks.drop();
-    setup.repo.comment(pr, '/mq merge', 'mallory');
-    setup.repo.addLabel(pr, 'merge-queue', 'mallory');
-    for (const event of setup.fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'issue_comment' || e.event === 'pull_request')) {
-      await setup.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
-    }
+    await handled(setup, ['issue_comment', 'pull_request'], () => {
+      setup.repo.comment(pr, '/mq merge', 'mallory');
+      setup.repo.addLabel(pr, 'merge-queue', 'mallory');
+    });
     const replies = setup.repo.comments(pr).filter((c) => c.user !== 'mallory').map((c) => c.body);
     expect(replies).toEqual([expect.stringContaining('@mallory, only people with write access to this repository can use queue commands'), expect.stringContaining('@mallory, only people with write access to this repository can queue pull requests')]);
     expect(replies.join()).not.toContain('There is no merge queue');
