@@ -112,7 +112,12 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
           // The passed run stays valid: it lands, untested again, once an operator lifts the block.
           state.landingBlocked = { since: ctx.now, message: event.message };
         } else if (event.reason !== 'blocked') {
-          if (event.reason === 'base_moved' && !reported) state.awaitingBaseHead = true;
+          if (event.reason === 'base_moved') {
+            if (!reported) state.awaitingBaseHead = true;
+            // The host found the branch elsewhere than the engine expects (it checks before landing): the head read next
+            // is the branch's, even one the queue's own landings replaced (someone reset the branch back to it).
+            state.baseHeadDisputed = true;
+          }
           if (state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
         }
         if (reported) moveBase(ctx, reported);
@@ -151,8 +156,14 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         if (event.sha !== state.baseSha) state.awaitingBaseHead = true;
       } else {
         state.awaitingBaseHead = false;
-        moveBase(ctx, event.sha);
+        const disputed = state.baseHeadDisputed === true;
+        delete state.baseHeadDisputed;
+        moveBase(ctx, event.sha, disputed);
       }
+      return;
+    case 'branch_rewound':
+      state.baseHeadDisputed = true;
+      state.awaitingBaseHead = true;
       return;
     case 'landing_impossible': {
       // Nobody's verdict: the run goes back untested and nothing starts or lands until an operator changes the queue.
@@ -253,10 +264,22 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
 /** How many heads the queue's own merges replaced are remembered as stale. */
 const REPLACED_BASES_KEPT = 20;
 
-/** The branch is at `sha` now, unless that is a head the queue's own merges already replaced (a late report). */
-function moveBase(ctx: DecisionContext, sha: string): void {
+/**
+ * The branch is at `sha` now, unless that is a head the queue's own merges already replaced (a late report), or
+ * `trusted`: a read after the host refused to land from the head the engine expected, which is the branch's head
+ * even when it is a replaced one (the branch was reset to it).
+ */
+function moveBase(ctx: DecisionContext, sha: string, trusted = false): void {
   const { state } = ctx;
-  if (sha === state.baseSha || (state.replacedBases ?? []).includes(sha)) return;
+  const replaced = state.replacedBases ?? [];
+  if (sha === state.baseSha || (!trusted && replaced.includes(sha))) return;
+  if (replaced.includes(sha)) {
+    // Reset back: the heads replaced since are no longer stale reports of the past but heads the branch may reach
+    // again; only those before it still are.
+    const kept = replaced.slice(0, replaced.indexOf(sha));
+    if (kept.length > 0) state.replacedBases = kept;
+    else delete state.replacedBases;
+  }
   state.baseSha = sha;
   pruneKnownBases(ctx);
 }

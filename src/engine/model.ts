@@ -194,6 +194,12 @@ export interface EngineState {
   pendingBaseLanding?: boolean;
   /** Heads the queue's own merges replaced, newest last: a late report of one is stale, never a move. */
   replacedBases?: string[];
+  /**
+   * Set when the host refused to land because the branch was not at the head the engine expected, or said the branch
+   * lost commits (branch_rewound): the next head read is taken as it is, even a head in `replacedBases` (the branch
+   * was reset to it by hand).
+   */
+  baseHeadDisputed?: boolean;
   /** When the queue last moved (a run started or finished, a PR concluded), or began waiting; absent in older states. */
   lastProgressAt?: number;
   /** Set while the queue has not moved for `stallAlertMinutes` with PRs waiting (see stall.ts). */
@@ -229,6 +235,11 @@ export type EngineEvent =
    * otherwise, unless the base is there already, the head is read (awaitingBaseHead).
    */
   | { type: 'base_moved'; sha: string; landing?: true }
+  /**
+   * The branch lost commits (a force-push, such as a rollback by hand): nothing starts or lands until its head is read,
+   * and that read is taken as it is, even a head the queue's own landings replaced (`replacedBases`).
+   */
+  | { type: 'branch_rewound' }
   /** The host would refuse to land this run whatever its tests say (protection, settings): found before testing. */
   | { type: 'landing_impossible'; runId: string; message: string }
   /**

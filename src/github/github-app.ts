@@ -165,7 +165,7 @@ export function githubApp(deps: GitHubAppDeps) {
         const after = String(payload.after ?? '');
         if (!ref.startsWith('refs/heads/') || /^0+$/.test(after)) return; // Tags and branch deletions.
         const branch = ref.slice('refs/heads/'.length);
-        await deps.events.branchMoved(repo, branch, after);
+        await deps.events.branchMoved(repo, branch, after, { rewound: payload.forced === true });
         if (!pushTouchesQueueFile(payload as Parameters<typeof pushTouchesQueueFile>[0])) return;
         // The queue file changed: checked on the pushed commit, applied when it is the default branch's.
         const defaultBranch = String((payload.repository as { default_branch?: string }).default_branch ?? '');

@@ -141,7 +141,8 @@ export interface CheckResult {
 export interface HostEvents {
   testRunFinished(report: { queueId: string; runId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] }): Promise<void>;
   pullRequestChanged(repo: RepoRef, prNumber: number): Promise<void>;
-  branchMoved(repo: RepoRef, branch: string, sha: string): Promise<void>;
+  /** `rewound`: the branch lost commits (a force-push, e.g. a rollback), which no landing of the queue's does. */
+  branchMoved(repo: RepoRef, branch: string, sha: string, options?: { rewound?: boolean }): Promise<void>;
   /** The host can no longer be used for this queue (the App was uninstalled or suspended), or can again. */
   hostAccess(queueId: string, change: { available: false; message: string } | { available: true }): Promise<void>;
 }

@@ -37,9 +37,12 @@ export function hostEvents(runner: QueueRunner, stores: Stores): HostEvents {
       await runner.record(queueId, change.available ? { type: 'host_recovered', cause: 'access' } : { type: 'host_unavailable', message: change.message, cause: 'access' });
     },
 
-    async branchMoved(repo, branch, sha) {
+    async branchMoved(repo, branch, sha, options) {
       const queue = await stores.queues.find(repo, branch);
       if (!queue) return;
+      // Landings only move the branch forward: one that lost commits was reset by someone, maybe to a head the queue
+      // replaced itself, which a read would otherwise take for a stale report.
+      if (options?.rewound) return runner.record(queue.id, { type: 'base_head_changed', rewound: true });
       // The push of the queue's own landing names a commit it tested: the engine takes it as that merge's result,
       // and reads the head if it came late (apply-event.ts base_moved, `landing`). Any other push is only a hint
       // (late, reordered, or one of several): the head is read.

@@ -27,7 +27,7 @@ export type RunnerInput =
    * again rather than taken from the message, as webhooks arrive late and out
    * of order, and the queue's own merges announce themselves this way too.
    */
-  | { type: 'base_head_changed' }
+  | { type: 'base_head_changed'; rewound?: true }
   /** A host finished a test run: the run record gets its results, the engine its verdict. */
   | { type: 'test_run_reported'; testRunId: string; engineRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
 
@@ -81,8 +81,10 @@ export function engineEventOf(input: RunnerInput): EngineEvent | null {
     case 'cancel_requested':
       return { type: 'cancelled', entryId: input.entryId };
     case 'refresh_pull_request':
-    case 'base_head_changed':
       return null;
+    case 'base_head_changed':
+      // A push that took commits off the branch: the head read next is believed even if the queue replaced it once.
+      return input.rewound ? { type: 'branch_rewound' } : null;
     case 'test_run_reported':
       return { type: 'run_finished', runId: input.engineRunId, passed: input.passed, failedChecks: input.failedChecks };
     case 'pr_facts_read':

@@ -81,6 +81,34 @@ test('our own merge reported as a branch move before its outcome keeps the runs 
   expect(q.state.runs.map((r) => r.id)).toEqual(['r2', 'r3']);
 });
 
+test('a branch reset by hand to a head our merge replaced: once a landing finds the branch there, the read head is taken and nothing loops', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' });
+  // Someone resets the branch back to base0; the read that follows their push looks like a stale report, and is ignored.
+  q.send({ type: 'base_moved', sha: 'base0' });
+  expect(q.state.baseSha).toBe('tested-r1');
+  q.send({ type: 'run_finished', runId: 'r2', passed: true });
+  expect(q.merges().at(-1)).toMatchObject({ runId: 'r2', expectedBaseSha: 'tested-r1' });
+  // The host finds the branch elsewhere than expected: the next read is the branch's head, replaced or not.
+  q.send({ type: 'merge_finished', runId: 'r2', ok: false, reason: 'base_moved' });
+  expect(q.state.awaitingBaseHead).toBe(true);
+  q.send({ type: 'base_moved', sha: 'base0' });
+  expect(q.state.baseSha).toBe('base0');
+  expect(q.state.baseHeadDisputed).toBeUndefined();
+  // #2 is tested again on base0, and lands from there.
+  expect(q.state.runs).toEqual([expect.objectContaining({ baseSha: 'base0', ahead: [], unit: [expect.objectContaining({ entryId: 'e2' })] })]);
+  const run = q.state.runs[0]!.id;
+  q.send({ type: 'run_finished', runId: run, passed: true });
+  expect(q.merges().at(-1)).toMatchObject({ runId: run, expectedBaseSha: 'base0' });
+  q.send({ type: 'merge_finished', runId: run, ok: true, newBaseSha: 'tested-again' });
+  expect(q.states()).toEqual({});
+  // Trust was for one read only: a late report of a replaced head is stale again.
+  q.send({ type: 'base_moved', sha: 'base0' });
+  expect(q.state.baseSha).toBe('tested-again');
+});
+
 test('a real move reported during a merge applies once the merge is decided', () => {
   const q = queue({ concurrency: 2 });
   [1, 2].forEach((n) => q.submit(n));

@@ -304,3 +304,46 @@ describe('a lane of a parallel queue landing after another lane moved the branch
     expect(fake.pullRequestsIn(repo.branch('main')!)).toEqual([api]);
   });
 });
+
+describe('a branch reset by hand to a head the queue replaced (found by review: the next landing brought back what the reset took off)', () => {
+  test('the tested commit still builds on the reset head: base_moved, the branch is not moved', async () => {
+    const first = await testedPullRequest('merge_commit');
+    expect(await landTestedCommit(client, first.merge, first.tested, recordingLog())).toEqual({ ok: true, newBaseSha: first.tested });
+    const before = first.merge.expectedBaseSha;
+    // A second PR tested on top of the first's landing; then an operator rolls the branch back past the first.
+    const n = repo.openPullRequest({ title: 'Second', commits: 1 });
+    const heads = [{ prNumber: n, headSha: repo.pullRequest(n).headSha }];
+    const built = await buildTestBranch(client, REF, 'mq/main/run2', { queueId: 'q1', repo: REF, targetBranch: 'main', runId: 'run2', baseSha: first.tested, heads, mergeMethod: 'merge_commit' });
+    if (!built.ok) throw new Error('the fake could not build the run');
+    repo.resetBranch('main', before);
+
+    const outcome = await landTestedCommit(client, { repo: REF, targetBranch: 'main', runId: 'run2', expectedBaseSha: first.tested, heads, mergeMethod: 'merge_commit' }, built.sha, recordingLog(), { refUpdateRetryMs: 5 });
+
+    expect(outcome).toEqual({ ok: false, reason: 'base_moved' });
+    expect(repo.branch('main')).toBe(before);
+    expect(fake.pullRequestsIn(before)).not.toContain(first.n);
+    expect(refUpdates()).toHaveLength(1); // the first landing only
+    fake.assertNoViolations();
+  });
+
+  test('a read right after the last landing that still answers the head before it (a lagging replica) is read again: the run lands, not sent back', async () => {
+    await fake.close();
+    fake = await startFakeGitHub({ defaultPermission: 'write', staleRefReadsMs: 400 });
+    repo = fake.createRepo('acme/widgets');
+    client = new Octokit({ baseUrl: fake.baseUrl, auth: fake.installationToken('acme'), log: quiet, request: { retries: 0 } });
+    const first = await testedPullRequest('merge_commit');
+    const n = repo.openPullRequest({ title: 'Second', commits: 1 });
+    const heads = [{ prNumber: n, headSha: repo.pullRequest(n).headSha }];
+    const built = await buildTestBranch(client, REF, 'mq/main/run2', { queueId: 'q1', repo: REF, targetBranch: 'main', runId: 'run2', baseSha: first.tested, heads, mergeMethod: 'merge_commit' });
+    if (!built.ok) throw new Error('the fake could not build the run');
+    await new Promise((resolve) => setTimeout(resolve, 450)); // the branches built above read as they are
+    expect(await landTestedCommit(client, first.merge, first.tested, recordingLog())).toEqual({ ok: true, newBaseSha: first.tested });
+    // At once: the first read of main still answers the head before the landing.
+    const second = { repo: REF, targetBranch: 'main', runId: 'run2', expectedBaseSha: first.tested, heads, mergeMethod: 'merge_commit' as const };
+
+    expect(await landTestedCommit(client, second, built.sha, recordingLog(), { refUpdateRetryMs: 250 })).toEqual({ ok: true, newBaseSha: built.sha });
+    expect(repo.branch('main')).toBe(built.sha);
+    expect(fake.requestsTo('git/get-ref').filter((r) => r.params.ref === 'heads/main').length).toBeGreaterThan(2);
+    fake.assertNoViolations();
+  });
+});

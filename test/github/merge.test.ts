@@ -31,7 +31,9 @@ const runs = () => [testRunRecord({ status: 'succeeded', testBranchSha: 'tested'
 function headsAsTested(scope = nock(API), open = [pr(2, HEAD2), pr(3, HEAD3)]) {
   return scope.get(`${REPO_PATH}/pulls`).query({ state: 'open', base: 'main', per_page: 100, page: 1 }).reply(200, open);
 }
-const fastForward = (scope: nock.Scope) => scope.patch(`${REPO_PATH}/git/refs/heads%2Fmain`, { sha: 'tested', force: false });
+/** The branch read where the queue expects it, then moved (only forward) to the tested commit. */
+const fastForward = (scope: nock.Scope) =>
+  scope.get(`${REPO_PATH}/git/ref/heads%2Fmain`).reply(200, { object: { sha: BASE } }).patch(`${REPO_PATH}/git/refs/heads%2Fmain`, { sha: 'tested', force: false });
 
 describe('merge (landing the tested commit)', () => {
   test('merge_commit: re-checks every PR, then fast-forwards the branch to the tested commit in one ref update', async () => {
@@ -39,8 +41,8 @@ describe('merge (landing the tested commit)', () => {
     const scope = fastForward(headsAsTested()).reply(200, { ref: 'refs/heads/main', object: { sha: 'tested' } });
     const seen = requestLog(scope);
     expect(await host.merge(request())).toEqual({ ok: true, newBaseSha: 'tested' });
-    // Two requests for a batch of two: one list, one ref update.
-    expect(seen).toEqual([`GET ${REPO_PATH}/pulls?state=open&base=main&per_page=100&page=1`, `PATCH ${REPO_PATH}/git/refs/heads/main`]);
+    // Three requests for a batch of two: one list, one read of the branch, one ref update.
+    expect(seen).toEqual([`GET ${REPO_PATH}/pulls?state=open&base=main&per_page=100&page=1`, `GET ${REPO_PATH}/git/ref/heads/main`, `PATCH ${REPO_PATH}/git/refs/heads/main`]);
     expect(scope.isDone()).toBe(true);
   });
 
@@ -68,7 +70,7 @@ describe('merge (landing the tested commit)', () => {
     expect(scope.isDone()).toBe(true);
   });
 
-  test('not a fast-forward (the branch moved outside the queue): base_moved, nothing landed', async () => {
+  test('not a fast-forward (the branch moved outside the queue after it was read): base_moved, nothing landed', async () => {
     const { host } = testHost({ runs: runs() });
     fastForward(headsAsTested())
       .reply(422, { message: 'Update is not a fast forward' })

@@ -17,6 +17,9 @@ export const LANDING_HINT =
 const REF_UPDATE_ATTEMPTS = 3;
 const REF_UPDATE_RETRY_MS = 1_000;
 
+/** Reads of a branch found behind the head the queue expects, before it counts as reset (headBeforeLanding). */
+const STALE_READ_ATTEMPTS = 3;
+
 /**
  * Lands a passed run by fast-forwarding the target branch to the commit the
  * run tested (bors's way, and GitHub's own queue's): what lands is what was
@@ -42,7 +45,7 @@ export async function landTestedCommit(
   options: {
     /** The tested commit is the (lone) PR's head itself (a direct merge): GitHub marks it merged, nothing to close. */
     landsPullRequestHead?: boolean;
-    /** The wait before asking again after "Reference update failed" (× the attempt); tests shorten it. */
+    /** The wait before asking again after "Reference update failed", or a branch read behind (× the attempt); tests shorten it. */
     refUpdateRetryMs?: number;
   } = {},
 ): Promise<MergeOutcome> {
@@ -73,6 +76,20 @@ export async function landTestedCommit(
     prs.push(pr);
   }
   const retryMs = options.refUpdateRetryMs ?? REF_UPDATE_RETRY_MS;
+  // Moved only from the head the engine expects: GitHub's ref update takes no expected sha, and a fast-forward from
+  // anywhere else could bring back what someone took off the branch (found by review: a reset to a head the queue's
+  // own landing replaced, which the tested commit still builds on, was undone by the next landing).
+  const head = await headBeforeLanding(client, repo, targetBranch, request.expectedBaseSha, retryMs);
+  if (head !== request.expectedBaseSha) {
+    const landed = await landedAlready(client, request, testedSha, head);
+    if (landed) {
+      log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log);
+      return { ok: true, newBaseSha: landed };
+    }
+    log.info({ ...where, expected: request.expectedBaseSha, head }, 'the branch is not where the queue expects it: its head is read before anything lands');
+    return { ok: false, reason: 'base_moved' };
+  }
   const refused = await fastForward(client, repo, targetBranch, testedSha, log, retryMs);
   if (refused === 'not_fast_forward') {
     // The branch moved: outside the queue (rebuild), on top of this very landing, done by an earlier attempt whose
@@ -100,6 +117,20 @@ export async function landTestedCommit(
 }
 
 /**
+ * The branch's head before landing. A head behind the expected one (which the expected head builds on) is read again
+ * a moment later before it counts: GitHub's API may answer from a lagging replica right after the queue's own last
+ * landing, and believing it would send the run back to testing for nothing; a branch really reset there reads the same.
+ */
+async function headBeforeLanding(client: GitHubClient, repo: RepoRef, branch: string, expected: string, retryMs: number): Promise<string | null> {
+  let head = await readBranch(client, repo, branch);
+  for (let attempt = 1; attempt < STALE_READ_ATTEMPTS && head !== null && head !== expected && (await contains(client, repo, expected, head)); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
+    head = await readBranch(client, repo, branch);
+  }
+  return head;
+}
+
+/**
  * Where a run's PRs are put together on the branch as it is now, when its tested commit cannot be fast-forwarded to:
  * outside `mq/**` (no CI starts on it), kept until the landing is done, so a landing asked again finds what it built.
  */
@@ -107,11 +138,15 @@ function landingBranchName(request: MergeRequest): string {
   return `mq-landing/${request.targetBranch}/${request.runId}`;
 }
 
-/** The commit the branch holds for this run: its tested commit, or what an earlier attempt built on a moved base. */
-async function landedAlready(client: GitHubClient, request: MergeRequest, testedSha: string): Promise<string | null> {
-  if (await holdsTestedCommit(client, request.repo, request.targetBranch, testedSha)) return testedSha;
+/**
+ * The commit the branch holds for this run: its tested commit, or what an earlier attempt built on a moved base.
+ * `head`: the branch's head as just read (else it is read).
+ */
+async function landedAlready(client: GitHubClient, request: MergeRequest, testedSha: string, head?: string | null): Promise<string | null> {
+  const branchHead = head === undefined ? await readBranch(client, request.repo, request.targetBranch) : head;
+  if (await holds(client, request.repo, branchHead, testedSha)) return testedSha;
   const built = await readBranch(client, request.repo, landingBranchName(request));
-  return built && (await holdsTestedCommit(client, request.repo, request.targetBranch, built)) ? built : null;
+  return built && (await holds(client, request.repo, branchHead, built)) ? built : null;
 }
 
 /**
@@ -193,14 +228,12 @@ async function fastForward(
 }
 
 /**
- * Whether the branch holds the tested commit: at it, or under commits pushed
- * since. GitHub's compare of tested...head says `identical` or `ahead` then
- * (`behind` or `diverged`: it does not hold it).
+ * Whether a branch whose head is `head` (null: no such branch) holds commit `sha`: at it, or under commits pushed
+ * since. GitHub's compare of sha...head says `identical` or `ahead` then (`behind` or `diverged`: it does not hold it).
  */
-async function holdsTestedCommit(client: GitHubClient, repo: RepoRef, branch: string, testedSha: string): Promise<boolean> {
-  const head = await readBranch(client, repo, branch);
+async function holds(client: GitHubClient, repo: RepoRef, head: string | null, sha: string): Promise<boolean> {
   if (head === null) return false;
-  return head === testedSha || (await contains(client, repo, head, testedSha));
+  return head === sha || (await contains(client, repo, head, sha));
 }
 
 /** Whether commit `sha` has `ancestor` in its history (or is it). */

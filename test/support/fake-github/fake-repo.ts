@@ -104,6 +104,15 @@ export class FakeRepo {
     return this.fake.state.pushChange(this.r, branch, options);
   }
 
+  /**
+   * Someone with push rights moves the branch to an existing commit, e.g. back to an earlier head (a rollback by
+   * force-push): the push event says `forced` when the branch loses commits. Protection is not consulted (an admin).
+   */
+  resetBranch(branch: string, sha: Sha, sender: string = this.r.owner): void {
+    this.fake.state.getCommit(sha);
+    this.fake.state.setRef(this.r, `refs/heads/${branch}`, sha, sender);
+  }
+
   /** Opens a PR; without an existing `head` branch, one is made from the base with `commits` (1) new changes. Returns its number. */
   openPullRequest(options: { title?: string; body?: string | null; user?: string; head?: string; base?: string; draft?: boolean; labels?: string[]; commits?: number; fromFork?: boolean } = {}): number {
     return this.fake.state.openPull(this.r, options).number;

@@ -43,6 +43,11 @@ export interface FakeGitHubOptions {
   mergeableUnknownAfterBasePush?: number;
   /** For this long (ms) after a push to a branch, PUT pulls/{n}/merge into it answers 405 "Base branch was modified". Default 1000. */
   baseModifiedWindowMs?: number;
+  /**
+   * For this long (ms) after a branch moves, reads of its ref (GET git/ref) answer the head it had before, as
+   * GitHub's API may from a lagging replica. Default 0 (always current).
+   */
+  staleRefReadsMs?: number;
   /** Accept any non-`ghs_` token as a personal token of `personalTokenLogin`. Default true. */
   allowPersonalTokens?: boolean;
   personalTokenLogin?: string;
@@ -99,6 +104,7 @@ export class FakeGitHub {
       ciApp: this.ciApp,
       mergeableUnknownAfterBasePush: options.mergeableUnknownAfterBasePush ?? 1,
       baseModifiedWindowMs: options.baseModifiedWindowMs ?? 1_000,
+      staleRefReadsMs: options.staleRefReadsMs ?? 0,
       defaultPermission: options.defaultPermission ?? 'read',
       enforceBranchProtection: options.enforceBranchProtection ?? true,
     });

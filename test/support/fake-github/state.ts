@@ -47,6 +47,8 @@ export interface FakeStateOptions {
   mergeableUnknownAfterBasePush: number;
   /** For this long after a push to a branch, merging a PR into it answers 405 "Base branch was modified". */
   baseModifiedWindowMs: number;
+  /** For this long after a branch moves, reads of its ref answer the head it had before (a lagging replica). */
+  staleRefReadsMs: number;
 }
 
 export interface UserRecord {
@@ -72,6 +74,8 @@ export class FakeState {
   private idCounter = 1000;
   /** When each ref last moved (wall clock), for GitHub's "Base branch was modified" window. */
   private readonly refUpdatedAt = new Map<string, number>();
+  /** Each ref's head before its last move: what a lagging replica still answers (options.staleRefReadsMs). */
+  private readonly refBefore = new Map<string, Sha | undefined>();
   private checkSuites = new Map<string, number>();
 
   constructor(readonly options: FakeStateOptions) {
@@ -258,6 +262,7 @@ export class FakeState {
     if (before === sha) return;
     repo.refs.set(ref, sha);
     this.refUpdatedAt.set(`${repo.fullName}:${ref}`, Date.now());
+    this.refBefore.set(`${repo.fullName}:${ref}`, before);
     const forced = before !== undefined && !isAncestor(this.commits, before, sha);
     if (before === undefined) this.emit({ name: 'create', repo: repo.fullName, ref, sender });
     this.emit({ name: 'push', repo: repo.fullName, ref, before: before ?? '0'.repeat(40), after: sha, created: before === undefined, deleted: false, forced, sender });
@@ -277,6 +282,14 @@ export class FakeState {
         pr.unknownReads = Math.max(pr.unknownReads, this.options.mergeableUnknownAfterBasePush);
       }
     }
+  }
+
+  /** A ref as a read of it answers: its head, or the one before for `staleRefReadsMs` after it moved. */
+  readRef(repo: Repo, ref: string): Sha | undefined {
+    const key = `${repo.fullName}:${ref}`;
+    const moved = this.refUpdatedAt.get(key);
+    if (moved !== undefined && Date.now() - moved < this.options.staleRefReadsMs) return this.refBefore.get(key);
+    return repo.refs.get(ref);
   }
 
   /** When the branch last moved (wall-clock ms), or undefined. */

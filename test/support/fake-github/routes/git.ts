@@ -19,7 +19,7 @@ export const gitRoutes: Record<string, Handler> = {
   'git/get-ref': (ctx) => {
     const repo = repoOf(ctx);
     const ref = fullRef(ctx);
-    const sha = repo.refs.get(ref);
+    const sha = ctx.state.readRef(repo, ref);
     if (!sha) throw new GitHubError(404, 'Not Found');
     return ok(ctx.shapes.gitRef(repo, ref, sha));
   },
