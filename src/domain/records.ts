@@ -60,6 +60,8 @@ export interface PullRequestFacts {
   checksPending?: boolean;
   /** How many files the PR changes, when the host says (GitHub's `changed_files`): informs its risk. */
   changedFiles?: number;
+  /** Its labels' names, lower-cased, when the host has labels (GitHub): a PR queued by its label leaves when it is gone. */
+  labels?: string[];
   url?: string;
   body?: string;
   readAt: Date;

@@ -2,7 +2,7 @@ import { assertNever } from './assert-never.js';
 import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
 import { normalizeBase } from './content.js';
-import type { EngineEntry, EngineEvent, EngineState, HostOutageCause } from './model.js';
+import type { EngineEntry, EngineEvent, EngineState, HostOutageCause, PrFacts } from './model.js';
 import { runOf } from './order.js';
 import { finishProbe, forgetProbe, runsAndProbes } from './probes.js';
 
@@ -16,6 +16,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         existing.priority = event.priority;
         existing.noBatch = event.noBatch;
         if (event.risk !== undefined) existing.risk = event.risk;
+        if (event.label) existing.submittedByLabel = event.label;
         return;
       }
       state.entries.push({
@@ -25,7 +26,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         priority: event.priority,
         noBatch: event.noBatch,
         submittedAt: ctx.now,
-        facts: event.facts,
+        facts: event.facts && withoutLabels(event.facts),
         targets: event.targets ?? null,
         unitKey: null,
         bisection: false,
@@ -33,6 +34,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         place: null,
         ...(event.risk !== undefined ? { risk: event.risk } : {}),
         ...(event.headSha ? { submittedHead: event.headSha } : {}),
+        ...(event.label ? { submittedByLabel: event.label } : {}),
       });
       ctx.noteAdded(event.entryId);
       assessRisk(state, state.entries.at(-1) as EngineEntry);
@@ -255,10 +257,21 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   if (submittedHead && submittedHead !== event.facts.headSha) return ctx.conclude(entry.id, 'CANCELLED', 'pushed_to');
   if (queued && event.facts.baseBranch !== ctx.state.targetBranch) return ctx.conclude(entry.id, 'CANCELLED', 'base_changed');
   if (queued && event.facts.draft) return ctx.conclude(entry.id, 'CANCELLED', 'converted_to_draft');
-  entry.facts = event.facts;
+  // Queued by a label the PR no longer has: its removal's delivery came first, was lost, or the label's came late.
+  if (entry.submittedByLabel && event.facts.labels && !event.facts.labels.includes(entry.submittedByLabel)) {
+    return ctx.conclude(entry.id, 'CANCELLED', 'user_requested', `the ${entry.submittedByLabel} label is no longer on the pull request`);
+  }
+  entry.facts = withoutLabels(event.facts);
   ctx.admissionInputsChanged(entry);
   // Facts read after the submission: the first to name the author.
   if (!previous) assessRisk(ctx.state, entry);
+}
+
+/** Facts as an entry keeps them: labels only matter as they are read (applyFacts), and would grow the state. */
+function withoutLabels(facts: PrFacts): PrFacts {
+  if (!facts.labels) return facts;
+  const { labels: _labels, ...kept } = facts;
+  return kept;
 }
 
 /** How many heads the queue's own merges replaced are remembered as stale. */

@@ -28,6 +28,8 @@ export interface PrFacts {
   author?: string;
   /** How many files it changes, when the host says: the recent outcomes of PRs that size inform its risk (size-risk.ts). */
   changedFiles?: number;
+  /** Its labels, lower-cased, when the host has them: only compared with `submittedByLabel`, never kept in the entry. */
+  labels?: readonly string[];
 }
 
 /** Targets CI computed for one head sha; 'ALL' overlaps everything. */
@@ -63,6 +65,11 @@ export interface EngineEntry {
   risk?: number;
   /** The head the submission was for, when its sender named one: facts read later for another head are a push (see applyFacts). */
   submittedHead?: string;
+  /**
+   * The label (lower-cased) whose adding submitted it, on a host with labels: facts read without it take it out, as a
+   * label event delivered late (after the label was removed) is not read back before submitting.
+   */
+  submittedByLabel?: string;
   /** When the entry became PENDING (batch waiting counts from here). */
   admittedAt: number | null;
   /**
@@ -209,7 +216,19 @@ export interface EngineState {
 /** Everything that can happen to a queue. */
 export type EngineEvent =
   /** `headSha`: the head its sender submitted, when it names one (a label or command on GitHub): facts for another head are a push. */
-  | { type: 'submitted'; entryId: string; prNumber: number; priority: number; noBatch: boolean; facts: PrFacts | null; targets?: ImpactedTargets | null; risk?: number; headSha?: string }
+  | {
+      type: 'submitted';
+      entryId: string;
+      prNumber: number;
+      priority: number;
+      noBatch: boolean;
+      facts: PrFacts | null;
+      targets?: ImpactedTargets | null;
+      risk?: number;
+      headSha?: string;
+      /** Submitted by adding this label (lower-cased): see EngineEntry.submittedByLabel. */
+      label?: string;
+    }
   | { type: 'priority_changed'; entryId: string; priority: number; noBatch: boolean; risk?: number }
   | { type: 'cancelled'; entryId: string }
   | { type: 'restart_requested'; entryId: string }

@@ -77,13 +77,17 @@ export function githubApp(deps: GitHubAppDeps) {
           );
           return;
         }
-        // Deliveries arrive late, twice or out of order: the PR's labels now decide, not the event's action
-        // (a `labeled` handled after the label was removed must not queue the PR again).
+        // Deliveries arrive late, twice or out of order: the PR's labels now decide, not the event's action. A removal is
+        // checked here (a stale `unlabeled` must not take out a PR whose label was put back). A `labeled` handled after
+        // the label was removed is checked by the runner instead: the PR's facts, read after every submission anyway,
+        // list its labels, and take it out without the label (engine applyFacts); a read here would cost a request per PR.
         const labeled = context.payload.action === 'labeled';
-        if ((await hasLabel(context, pr.number, queue.config.enqueueingLabel)) !== labeled) return;
+        if (!labeled && (await hasLabel(context, pr.number, queue.config.enqueueingLabel))) return;
         const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };
         // The head the writer labeled is what is submitted: a push after it (read as the PR's facts) cancels it.
-        const result = labeled ? await deps.pullRequests.submit({ ...ref, ...(pr.head?.sha ? { headSha: pr.head.sha } : {}) }) : await deps.pullRequests.cancel(ref);
+        const result = labeled
+          ? await deps.pullRequests.submit({ ...ref, ...(pr.head?.sha ? { headSha: pr.head.sha } : {}), label: queue.config.enqueueingLabel })
+          : await deps.pullRequests.cancel(ref);
         if (!result.ok && result.failure.kind !== 'not_found') {
           await context.octokit.rest.issues.createComment(context.issue({ body: replyTo(result.failure.message) }));
         }

@@ -165,10 +165,13 @@ export function pullRequestService(
     /**
      * `targets: null` in the answer: the PR's head is known to have no impacted targets (read while submitting).
      * `headSha`: the head the sender submits (a label or command names the one it saw): another head read for it is a
-     * push, which cancels the submission.
+     * push, which cancels the submission. `label`: submitted by adding this label; the PR's facts read without it
+     * take it out (EngineEntry.submittedByLabel).
      */
-    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number; headSha?: string }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
-      const pinned = (event: SubmittedEvent): SubmittedEvent => (ref.headSha ? { ...event, headSha: ref.headSha } : event);
+    submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number; headSha?: string; label?: string }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
+      const label = ref.label?.toLowerCase();
+      const labeled = (event: SubmittedEvent): SubmittedEvent => (label ? { ...event, label } : event);
+      const pinned = (event: SubmittedEvent): SubmittedEvent => labeled(ref.headSha ? { ...event, headSha: ref.headSha } : event);
       // Every way in (the API validates too, a comment command parses its own): no priority the views cannot show is stored.
       if (ref.priority !== undefined && !isPriority(ref.priority)) return Promise.resolve(invalid(`A priority is an integer from 0 to ${MAX_PRIORITY_VALUE}.`));
       return oneAtATime(ref, async () => {
@@ -234,7 +237,7 @@ export function pullRequestService(
           }
           // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so a submission never
           // decided (its writer died before storing the decision) is taken in now.
-          const submitted = await submittedEvent(queue, existing, known, ref.priority ?? existing.priority, ref.noBatch ?? existing.noBatch, ref.riskHint, facts.value ? targets : undefined);
+          const submitted = labeled(await submittedEvent(queue, existing, known, ref.priority ?? existing.priority, ref.noBatch ?? existing.noBatch, ref.riskHint, facts.value ? targets : undefined));
           const decidedHere = await runner.dispatch(queue.id, submitted);
           return succeed({ queue, entry: await entryAfter(existing, decidedHere) });
         }

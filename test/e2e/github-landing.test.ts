@@ -496,3 +496,24 @@ describe('the branch reset by hand to a head the queue landed (a rollback by for
     }
   });
 });
+
+test("a label added and removed, the label's delivery late and the removal's lost: the late label submits the PR, its facts (read without the label) take it out, nothing is tested", async () => {
+  const { repo, ref, name } = await queueFor((r) => r.protectBranch('main', { requiredChecks: ['ci'] }));
+  const watch = watchTestBranches(name);
+  try {
+    const n = greenPullRequest(repo, 'Labelled by mistake');
+    await h.fake.webhooks.idle();
+    h.fake.webhooks.pause();
+    repo.addLabel(n, 'merge-queue');
+    repo.removeLabel(n, 'merge-queue');
+    const held = h.fake.webhooks.drop();
+    h.fake.webhooks.resume();
+    // Only the label's delivery arrives, after the label is gone (GitHub retried it; the removal's was lost).
+    await h.fake.webhooks.sendBuilt(held.find((e) => e.event === 'pull_request' && e.action === 'labeled')!);
+    const view = await waitForState(ref, n, 'CANCELLED');
+    expect(view.timeline).toContainEqual(expect.objectContaining({ state: 'CANCELLED', reason: 'user_requested', detail: 'the merge-queue label is no longer on the pull request' }));
+    expect(watch.pushes).toEqual([]);
+  } finally {
+    watch.stop();
+  }
+});

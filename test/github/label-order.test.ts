@@ -15,11 +15,13 @@ let probot: Probot;
 let calls: string[];
 /** The head each submit named. */
 let submittedHeads: Array<string | undefined>;
+/** What each submit asked for besides the PR. */
+let submits: Array<Record<string, unknown>>;
 let deliveries = 0;
 
 beforeEach(async () => {
   // No webhook target: events collect in `pending`, handled below in the order a test chooses.
-  ({ fake, repo, probot, calls, submittedHeads } = await appOnFakeGitHub({ defaultPermission: 'write' }));
+  ({ fake, repo, probot, calls, submittedHeads, submits } = await appOnFakeGitHub({ defaultPermission: 'write' }));
 });
 
 afterEach(async () => {
@@ -35,7 +37,7 @@ async function handle(e: BuiltEvent): Promise<void> {
   await probot.receive({ id: `delivery-${++deliveries}`, name: e.event, payload: e.payload } as Parameters<Probot['receive']>[0]);
 }
 
-test('a labeled delivery handled after the label was removed (and after its unlabeled) does not queue the PR again', async () => {
+test('a labeled delivery handled after the label was removed (and after its unlabeled): submitted naming its label, with no read of the labels (the runner\'s read of the PR takes it out)', async () => {
   const pr = repo.openPullRequest({ title: 'Add a widget' });
   repo.addLabel(pr, LABEL, 'alice');
   repo.removeLabel(pr, LABEL, 'alice');
@@ -44,9 +46,12 @@ test('a labeled delivery handled after the label was removed (and after its unla
   // The labeled delivery failed at first (or came late): the unlabeled is handled before it.
   await handle(unlabeled!);
   await handle(labeled!);
-  // Taken out by the unlabeled, and not put back by the labeled that came after it.
-  expect(calls).toEqual([`cancel #${pr}`]);
-  expect(fake.requestsTo('issues/list-labels-on-issue')).toHaveLength(2);
+  // Taken out by the unlabeled; the labeled submits, naming the label, so the PR's facts (read after every submission,
+  // without it) take it out again: engine applyFacts (test/engine/label-submissions.test.ts) and the e2e in
+  // test/e2e/github-landing.test.ts. Only the removal reads the labels: one request, not one per labelled PR.
+  expect(calls).toEqual([`cancel #${pr}`, `submit #${pr}`]);
+  expect(submits.at(-1)).toMatchObject({ label: LABEL });
+  expect(fake.requestsTo('issues/list-labels-on-issue')).toHaveLength(1);
   fake.assertNoViolations();
 });
 
@@ -71,7 +76,8 @@ test('an unlabeled delivery with the label gone takes the PR out', async () => {
   const [labeled, unlabeled] = labelEvents();
   await handle(labeled!);
   await handle(unlabeled!);
-  expect(calls).toEqual([`cancel #${pr}`]);
+  // The labeled one submits (its label named, so its facts would take it out too), the unlabeled one cancels.
+  expect(calls).toEqual([`submit #${pr}`, `cancel #${pr}`]);
   fake.assertNoViolations();
 });
 

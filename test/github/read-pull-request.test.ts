@@ -18,11 +18,18 @@ describe('readPullRequest', () => {
       merged: false,
       mergeability: 'in_progress', // The example has mergeable: null, GitHub still computing.
       changedFiles: 1, // GitHub's changed_files: the queue learns the risk of each size.
+      labels: [], // The example has none; names are lower-cased (a PR queued by its label leaves without it).
       url: 'https://github.com/Codertocat/Hello-World/pull/2',
       body: 'This is a pretty simple change that we need to pull into master.',
       readAt: new Date('2024-05-01T12:00:00Z'),
     });
     expect(scope.isDone()).toBe(true);
+  });
+
+  test("its labels' names, lower-cased (GitHub compares label names without case)", async () => {
+    const { host } = testHost();
+    nock(API).get(`${REPO_PATH}/pulls/2`).reply(200, { ...pullRequestJson(), labels: [{ id: 1, name: 'Merge-Queue', color: 'fff', default: false }, { id: 2, name: 'bug', color: 'f00', default: true }] });
+    expect((await host.readPullRequest(REPO, 2))?.labels).toEqual(['merge-queue', 'bug']);
   });
 
   test.each([

@@ -6,8 +6,8 @@ export type PullRequestJson = Pick<
   PullRequestData,
   'title' | 'user' | 'head' | 'base' | 'state' | 'draft' | 'merged' | 'mergeable' | 'mergeable_state' | 'html_url' | 'body' | 'rebaseable'
 > &
-  // Only the single-PR answers and webhook payloads carry it.
-  Partial<Pick<PullRequestData, 'changed_files'>>;
+  // Only the single-PR answers and webhook payloads carry it; `labels` every answer, but not every caller's JSON.
+  Partial<Pick<PullRequestData, 'changed_files' | 'labels'>>;
 
 /**
  * GitHub's mergeability in the queue's words. GitHub computes `mergeable` in
@@ -54,6 +54,7 @@ export function toPullRequestFacts(pr: PullRequestJson, readAt: Date, checksPend
     // Only a definite "no" counts (null: GitHub is still working it out).
     ...(pr.state === 'open' && pr.rebaseable === false ? { rebaseable: false } : {}),
     ...(typeof pr.changed_files === 'number' ? { changedFiles: pr.changed_files } : {}),
+    ...(Array.isArray(pr.labels) ? { labels: pr.labels.map((label) => label.name.toLowerCase()) } : {}),
     url: pr.html_url,
     ...(pr.body ? { body: pr.body } : {}),
     readAt,
