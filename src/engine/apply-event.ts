@@ -16,7 +16,6 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         existing.priority = event.priority;
         existing.noBatch = event.noBatch;
         if (event.risk !== undefined) existing.risk = event.risk;
-        if (event.label) existing.submittedByLabel = event.label;
         return;
       }
       state.entries.push({
@@ -26,7 +25,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         priority: event.priority,
         noBatch: event.noBatch,
         submittedAt: ctx.now,
-        facts: event.facts && withoutLabels(event.facts),
+        facts: event.facts && withoutReadOnlyFacts(event.facts),
         targets: event.targets ?? null,
         unitKey: null,
         bisection: false,
@@ -34,7 +33,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         place: null,
         ...(event.risk !== undefined ? { risk: event.risk } : {}),
         ...(event.headSha ? { submittedHead: event.headSha } : {}),
-        ...(event.label ? { submittedByLabel: event.label } : {}),
+        ...(event.label ? { submittedByLabel: { label: event.label, at: ctx.now } } : {}),
       });
       ctx.noteAdded(event.entryId);
       assessRisk(state, state.entries.at(-1) as EngineEntry);
@@ -115,9 +114,11 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
           state.landingBlocked = { since: ctx.now, message: event.message };
         } else if (event.reason !== 'blocked') {
           if (event.reason === 'base_moved') {
-            if (!reported) state.awaitingBaseHead = true;
             // The host found the branch elsewhere than the engine expects (it checks before landing): the head read next
-            // is the branch's, even one the queue's own landings replaced (someone reset the branch back to it).
+            // (the runner reads it after this refusal) is the branch's, even one the queue's own landings replaced
+            // (someone reset the branch back to it). Nothing starts or lands before it, so no merge takes that read as
+            // pending; a head read during the merge (`reported`) is applied below as any read, not believed.
+            state.awaitingBaseHead = true;
             state.baseHeadDisputed = true;
           }
           if (state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
@@ -257,20 +258,23 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   if (submittedHead && submittedHead !== event.facts.headSha) return ctx.conclude(entry.id, 'CANCELLED', 'pushed_to');
   if (queued && event.facts.baseBranch !== ctx.state.targetBranch) return ctx.conclude(entry.id, 'CANCELLED', 'base_changed');
   if (queued && event.facts.draft) return ctx.conclude(entry.id, 'CANCELLED', 'converted_to_draft');
-  // Queued by a label the PR no longer has: its removal's delivery came first, was lost, or the label's came late.
-  if (entry.submittedByLabel && event.facts.labels && !event.facts.labels.includes(entry.submittedByLabel)) {
-    return ctx.conclude(entry.id, 'CANCELLED', 'user_requested', `the ${entry.submittedByLabel} label is no longer on the pull request`);
+  // Queued by a label: the first read made since says whether the PR still has it (its label's delivery may have come
+  // after the removal's). A read begun before the submission says nothing of it.
+  const byLabel = entry.submittedByLabel;
+  if (byLabel && event.facts.labels && event.facts.readAt !== undefined && event.facts.readAt >= byLabel.at) {
+    if (!event.facts.labels.includes(byLabel.label)) return ctx.conclude(entry.id, 'CANCELLED', 'user_requested', `the ${byLabel.label} label is no longer on the pull request`);
+    delete entry.submittedByLabel;
   }
-  entry.facts = withoutLabels(event.facts);
+  entry.facts = withoutReadOnlyFacts(event.facts);
   ctx.admissionInputsChanged(entry);
   // Facts read after the submission: the first to name the author.
   if (!previous) assessRisk(ctx.state, entry);
 }
 
-/** Facts as an entry keeps them: labels only matter as they are read (applyFacts), and would grow the state. */
-function withoutLabels(facts: PrFacts): PrFacts {
-  if (!facts.labels) return facts;
-  const { labels: _labels, ...kept } = facts;
+/** Facts as an entry keeps them: labels and the read's time only matter as they are read (applyFacts), and would grow the state. */
+function withoutReadOnlyFacts(facts: PrFacts): PrFacts {
+  if (facts.labels === undefined && facts.readAt === undefined) return facts;
+  const { labels: _labels, readAt: _readAt, ...kept } = facts;
   return kept;
 }
 

@@ -30,6 +30,8 @@ export interface PrFacts {
   changedFiles?: number;
   /** Its labels, lower-cased, when the host has them: only compared with `submittedByLabel`, never kept in the entry. */
   labels?: readonly string[];
+  /** When the host was read (epoch ms): only compared with `submittedByLabel.at`, never kept in the entry. */
+  readAt?: number;
 }
 
 /** Targets CI computed for one head sha; 'ALL' overlaps everything. */
@@ -66,10 +68,12 @@ export interface EngineEntry {
   /** The head the submission was for, when its sender named one: facts read later for another head are a push (see applyFacts). */
   submittedHead?: string;
   /**
-   * The label (lower-cased) whose adding submitted it, on a host with labels: facts read without it take it out, as a
-   * label event delivered late (after the label was removed) is not read back before submitting.
+   * The label (lower-cased) whose adding submitted this attempt, and when: the first facts read since then say
+   * whether the PR still has it (a label event delivered late, after the label was removed, is not read back before
+   * submitting); without it, the PR leaves. Forgotten once a read confirms it: a later removal is its `unlabeled`
+   * delivery's to act on, which checks who removed it.
    */
-  submittedByLabel?: string;
+  submittedByLabel?: { label: string; at: number };
   /** When the entry became PENDING (batch waiting counts from here). */
   admittedAt: number | null;
   /**

@@ -80,7 +80,8 @@ export function githubApp(deps: GitHubAppDeps) {
         // Deliveries arrive late, twice or out of order: the PR's labels now decide, not the event's action. A removal is
         // checked here (a stale `unlabeled` must not take out a PR whose label was put back). A `labeled` handled after
         // the label was removed is checked by the runner instead: the PR's facts, read after every submission anyway,
-        // list its labels, and take it out without the label (engine applyFacts); a read here would cost a request per PR.
+        // list its labels, and the first read since takes it out without the label (engine applyFacts); a read here
+        // would cost a request per labelled PR.
         const labeled = context.payload.action === 'labeled';
         if (!labeled && (await hasLabel(context, pr.number, queue.config.enqueueingLabel))) return;
         const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };

@@ -165,8 +165,8 @@ export function pullRequestService(
     /**
      * `targets: null` in the answer: the PR's head is known to have no impacted targets (read while submitting).
      * `headSha`: the head the sender submits (a label or command names the one it saw): another head read for it is a
-     * push, which cancels the submission. `label`: submitted by adding this label; the PR's facts read without it
-     * take it out (EngineEntry.submittedByLabel).
+     * push, which cancels the submission. `label`: submitted by adding this label; the first facts read since,
+     * without it, take the PR out (EngineEntry.submittedByLabel).
      */
     submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number; headSha?: string; label?: string }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
       const label = ref.label?.toLowerCase();

@@ -41,6 +41,7 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   const actions: RunnerAction[] = [];
   let configChanged = false;
   let readBase = false;
+  let mergeFinished = false;
   const awaitingBefore = state.awaitingBaseHead === true;
   const events: Array<TimedEvent & { item: InboxItem }> = [];
   const round = new RoundEntries(together);
@@ -64,6 +65,7 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
     if (item.input.type === 'config_changed') configChanged = true;
     // The branch moved under a merge: what it holds now is read from the host, never guessed.
     if (item.input.type === 'merge_finished' && !item.input.ok && item.input.reason === 'base_moved') readBase = true;
+    if (item.input.type === 'merge_finished') mergeFinished = true;
     if (item.input.type === 'base_head_changed') readBase = true;
   }
   if (events.length > 0) {
@@ -78,8 +80,10 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   }
   // The branch head is asked for while unknown (a new queue, a restart, a first read the host refused):
   // on every decision until it is known, since nothing starts without it; and when the engine began waiting for it
-  // (a push of the queue's own landing that came late, apply-event.ts base_moved).
-  if (readBase || state.baseSha === null || (state.awaitingBaseHead === true && !awaitingBefore)) actions.push({ type: 'read_base_head' });
+  // (a push of the queue's own landing that came late, apply-event.ts base_moved); and when a merge ended with the engine
+  // still waiting for it: a read answered while the merge was in flight was only pending (a forced push then, found by
+  // review: applied with the merge's outcome, it left the queue waiting for a read nobody asked for).
+  if (readBase || state.baseSha === null || (state.awaitingBaseHead === true && (!awaitingBefore || mergeFinished))) actions.push({ type: 'read_base_head' });
   return { state, actions, configChanged, ...(queued ? { queued } : {}) };
 }
 

@@ -25,7 +25,7 @@ export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
     ...(facts.author ? { author: facts.author } : {}),
     // A count the host gave; anything else (a null stored, a NaN) is no size at all, not the smallest class.
     ...(Number.isInteger(facts.changedFiles) && (facts.changedFiles as number) >= 0 ? { changedFiles: facts.changedFiles } : {}),
-    ...(facts.labels ? { labels: facts.labels } : {}),
+    ...(facts.labels ? { labels: facts.labels, readAt: new Date(facts.readAt).getTime() } : {}),
   };
 }
 

@@ -116,6 +116,10 @@ test('a real move reported during a merge applies once the merge is decided', ()
   q.send({ type: 'base_moved', sha: 'someone-else' });
   q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'base_moved' });
   expect(q.state.baseSha).toBe('someone-else');
+  // Nothing is rebuilt before the head read after the refusal (which is believed, whatever it says).
+  expect(q.state.runs).toEqual([]);
+  expect(q.state.awaitingBaseHead).toBe(true);
+  q.send({ type: 'base_moved', sha: 'someone-else' });
   // Both rebuilt on the new head.
   expect(q.state.runs.map((r) => r.baseSha)).toEqual(['someone-else', 'someone-else']);
 });
