@@ -169,9 +169,9 @@ export function pullRequestService(
      * without it, take the PR out (EngineEntry.submittedByLabel).
      */
     submit(ref: PullRequestRef & { priority?: number; noBatch?: boolean; riskHint?: number; headSha?: string; label?: string }): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord; targets?: null }>> {
+      // What a new attempt was submitted for (an entry already queued keeps its own: it was queued another way).
       const label = ref.label?.toLowerCase();
-      const labeled = (event: SubmittedEvent): SubmittedEvent => (label ? { ...event, label } : event);
-      const pinned = (event: SubmittedEvent): SubmittedEvent => labeled(ref.headSha ? { ...event, headSha: ref.headSha } : event);
+      const pinned = (event: SubmittedEvent): SubmittedEvent => ({ ...event, ...(ref.headSha ? { headSha: ref.headSha } : {}), ...(label ? { label } : {}) });
       // Every way in (the API validates too, a comment command parses its own): no priority the views cannot show is stored.
       if (ref.priority !== undefined && !isPriority(ref.priority)) return Promise.resolve(invalid(`A priority is an integer from 0 to ${MAX_PRIORITY_VALUE}.`));
       return oneAtATime(ref, async () => {
@@ -237,7 +237,7 @@ export function pullRequestService(
           }
           // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so a submission never
           // decided (its writer died before storing the decision) is taken in now.
-          const submitted = labeled(await submittedEvent(queue, existing, known, ref.priority ?? existing.priority, ref.noBatch ?? existing.noBatch, ref.riskHint, facts.value ? targets : undefined));
+          const submitted = await submittedEvent(queue, existing, known, ref.priority ?? existing.priority, ref.noBatch ?? existing.noBatch, ref.riskHint, facts.value ? targets : undefined);
           const decidedHere = await runner.dispatch(queue.id, submitted);
           return succeed({ queue, entry: await entryAfter(existing, decidedHere) });
         }
