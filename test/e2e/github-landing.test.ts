@@ -446,54 +446,53 @@ test('rebase: a PR GitHub calls not rebaseable waits NOT_READY (not_rebaseable) 
 });
 
 describe('the branch reset by hand to a head the queue landed (a rollback by force-push; found by review: the next landing brought the rolled-back PR back)', () => {
-  /** #1 and #2 land one after the other; then an operator resets main to #1's landing. Returns the PRs and the reset head. */
+  /**
+   * #1 and #2 land one after the other; then an operator resets main to #1's landing, and #3 is queued and lands.
+   * Returns the PRs, the reset head and the pushes to the queue's test branches (the watch stops here, whatever happens).
+   */
   async function rolledBack(loseTheWebhook: boolean) {
     const { repo, ref, name } = await queueFor((r) => r.protectBranch('main', { requiredChecks: ['ci'] }), { tuning: 'fixed', batch: false });
     const watch = watchTestBranches(name);
     h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'], delayMs: 50 });
-    const kept = greenPullRequest(repo, 'Kept');
-    repo.addLabel(kept, 'merge-queue');
-    await waitForState(ref, kept, 'MERGED');
-    const keptHead = repo.branch('main') as string;
-    const undone = greenPullRequest(repo, 'Rolled back');
-    repo.addLabel(undone, 'merge-queue');
-    await waitForState(ref, undone, 'MERGED');
-    await h.fake.webhooks.idle();
-    if (loseTheWebhook) h.fake.webhooks.pause();
-    repo.resetBranch('main', keptHead);
-    if (loseTheWebhook) {
-      h.fake.webhooks.drop();
-      h.fake.webhooks.resume();
+    try {
+      const kept = greenPullRequest(repo, 'Kept');
+      repo.addLabel(kept, 'merge-queue');
+      await waitForState(ref, kept, 'MERGED');
+      const keptHead = repo.branch('main') as string;
+      const undone = greenPullRequest(repo, 'Rolled back');
+      repo.addLabel(undone, 'merge-queue');
+      await waitForState(ref, undone, 'MERGED');
+      await h.fake.webhooks.idle();
+      if (loseTheWebhook) h.fake.webhooks.pause();
+      repo.resetBranch('main', keptHead);
+      if (loseTheWebhook) {
+        h.fake.webhooks.drop();
+        h.fake.webhooks.resume();
+      }
+      await h.fake.webhooks.idle();
+      const next = greenPullRequest(repo, 'After the rollback');
+      repo.addLabel(next, 'merge-queue');
+      await waitForState(ref, next, 'MERGED');
+      return { repo, pushes: watch.pushes, kept, undone, next, keptHead };
+    } finally {
+      watch.stop();
     }
-    await h.fake.webhooks.idle();
-    const next = greenPullRequest(repo, 'After the rollback');
-    repo.addLabel(next, 'merge-queue');
-    await waitForState(ref, next, 'MERGED');
-    return { repo, watch, kept, undone, next, keptHead };
   }
 
   test('its push delivered: the next PR is tested on the reset head and lands there; the rolled-back PR stays off the branch', async () => {
-    const { repo, watch, kept, next, keptHead } = await rolledBack(false);
-    try {
-      expect(h.fake.pullRequestsIn(repo.branch('main') as string).sort()).toEqual([kept, next]);
-      expect(h.fake.parentsOf(repo.branch('main') as string)).toContain(keptHead);
-      // One run each: the forced push made the queue read the head and believe it before it built anything.
-      expect(watch.pushes).toHaveLength(3);
-    } finally {
-      watch.stop();
-    }
+    const { repo, pushes, kept, next, keptHead } = await rolledBack(false);
+    expect(h.fake.pullRequestsIn(repo.branch('main') as string).sort()).toEqual([kept, next]);
+    expect(h.fake.parentsOf(repo.branch('main') as string)).toContain(keptHead);
+    // One run each: the forced push made the queue read the head and believe it before it built anything.
+    expect(pushes).toHaveLength(3);
   });
 
   test('its push never delivered: the landing finds the branch elsewhere than expected, the run is built again on the reset head, and the rolled-back PR stays off', async () => {
-    const { repo, watch, kept, undone, next } = await rolledBack(true);
-    try {
-      expect(h.fake.pullRequestsIn(repo.branch('main') as string).sort()).toEqual([kept, next]);
-      expect(h.fake.pullRequestsIn(repo.branch('main') as string)).not.toContain(undone);
-      // The first run of the next PR was built on the head the queue knew; the refusal to land it made the second.
-      expect(watch.pushes).toHaveLength(4);
-    } finally {
-      watch.stop();
-    }
+    const { repo, pushes, kept, undone, next } = await rolledBack(true);
+    expect(h.fake.pullRequestsIn(repo.branch('main') as string).sort()).toEqual([kept, next]);
+    expect(h.fake.pullRequestsIn(repo.branch('main') as string)).not.toContain(undone);
+    // The first run of the next PR was built on the head the queue knew; the refusal to land it made the second.
+    expect(pushes).toHaveLength(4);
   });
 });
 
