@@ -15,7 +15,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       if (existing) {
         existing.priority = event.priority;
         existing.noBatch = event.noBatch;
-        if (event.risk !== undefined) existing.risk = event.risk;
+        if (event.risk !== undefined) takeHint(state, existing, event.risk);
         return;
       }
       state.entries.push({
@@ -31,7 +31,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         bisection: false,
         admittedAt: null,
         place: null,
-        ...(event.risk !== undefined ? { risk: event.risk } : {}),
+        ...(event.risk !== undefined ? { risk: event.risk, hint: event.risk } : {}),
         ...(event.headSha ? { submittedHead: event.headSha } : {}),
         ...(event.label ? { submittedByLabel: { label: event.label, at: ctx.now } } : {}),
       });
@@ -48,7 +48,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       if (!entry) return;
       entry.priority = event.priority;
       entry.noBatch = event.noBatch;
-      if (event.risk !== undefined) entry.risk = event.risk;
+      if (event.risk !== undefined) takeHint(state, entry, event.risk);
       return;
     }
     case 'cancelled':
@@ -269,6 +269,13 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   ctx.admissionInputsChanged(entry);
   // Facts read after the submission: the first to name the author.
   if (!previous) assessRisk(ctx.state, entry);
+}
+
+/** A client's hint given to a PR already in line replaces what it had, and is weighed by its author's and size's records like one given at submission. */
+function takeHint(state: EngineState, entry: EngineEntry, hint: number): void {
+  entry.risk = hint;
+  entry.hint = hint;
+  assessRisk(state, entry);
 }
 
 /** Facts as an entry keeps them: labels and the read's time only matter as they are read (applyFacts), and would grow the state. */

@@ -59,12 +59,14 @@ export interface EngineEntry {
   retries?: number;
   /**
    * Predicted probability (0..1) that this PR breaks the build: the client's
-   * hint (its own CI before queueing, its size...), else, with adaptive
-   * tuning, what its author's and its size's recent outcomes here say
-   * (author-risk.ts assessRisk, set once per attempt); absent: only the
-   * queue's observed break rate is known.
+   * hint (its own CI before queueing, its size...), else the queue's rate,
+   * moved, with adaptive tuning, by what its author's and its size's recent
+   * outcomes here say (author-risk.ts assessRisk, once per attempt); absent:
+   * only the queue's observed break rate is known.
    */
   risk?: number;
+  /** The client's hint as given; `risk` moves away from it once the records have spoken (or a run has). */
+  hint?: number;
   /** The head the submission was for, when its sender named one: facts read later for another head are a push (see applyFacts). */
   submittedHead?: string;
   /**

@@ -1,14 +1,15 @@
 /**
  * A risk the queue derives itself (issue 12, point 3): a PR without a client
  * hint is as risky as its author's recent PRs here, shrunk towards the
- * queue's break rate; a hint wins; fixed tuning ignores authors; the record
- * is bounded and rebuilt the same by a replay.
+ * queue's break rate; a hint is moved by half of what the record says; fixed
+ * tuning ignores authors; the record is bounded and rebuilt the same by a replay.
  */
 import { authorOutcome, authorRisk, recordAuthorOutcome } from '../../src/engine/author-risk.js';
 import { decide } from '../../src/engine/decide.js';
 import { initialEngineState } from '../../src/engine/initial-state.js';
 import { PROVEN_RISK } from '../../src/engine/risk.js';
-import type { EngineEvent, EngineRun, EngineState } from '../../src/engine/model.js';
+import type { EngineEntry, EngineEvent, EngineRun, EngineState } from '../../src/engine/model.js';
+import { observedFailureRate } from '../../src/engine/tuning.js';
 import { facts, MINUTE, queueDriver } from './support/queue-driver.js';
 
 type Driver = ReturnType<typeof queueDriver>;
@@ -112,16 +113,44 @@ test('with the same history, PRs without an author keep FIFO order (what the ser
   expect(prs((started(q).at(-1) as EngineRun).unit)).toEqual([21, 22]);
 });
 
-test('a client hint wins over the author\'s record, at submission and when given later', () => {
+test('a client hint is moved by half of what the author\'s record says, in log-odds, at submission and when given later', () => {
+  const q = queueDriver({ concurrency: 1 });
+  const at = play(q, habits);
+  const logit = (p: number) => Math.log(p / (1 - p));
+  const rate = observedFailureRate(q.state);
+  const offender = authorRisk(q.state, 'reckless') as number;
+  submit(q, 20, 'careful', at);
+  submit(q, 21, 'reckless', at + MINUTE, 0.01);
+  const reckless = entry(q, 21) as EngineEntry;
+  expect(reckless.hint).toBe(0.01);
+  expect(logit(reckless.risk as number) - logit(0.01)).toBeCloseTo((logit(offender) - logit(rate)) / 2, 9);
+  expect(reckless.risk).toBeGreaterThan(0.01);
+  // Still far below what the record alone says: the hint is evidence of its own.
+  expect(reckless.risk).toBeLessThan(offender);
+  // The careful author's record moves a hint down.
+  submit(q, 22, 'careful', at + 2 * MINUTE, 0.1);
+  expect(entry(q, 22)?.risk).toBeLessThan(0.1);
+  // A hint given later replaces the risk and is weighed the same way.
+  q.send({ type: 'priority_changed', entryId: 'e21', priority: 100, noBatch: false, risk: 0.8 }, at + 3 * MINUTE);
+  expect(entry(q, 21)?.hint).toBe(0.8);
+  expect(logit(entry(q, 21)?.risk as number) - logit(0.8)).toBeCloseTo((logit(authorRisk(q.state, 'reckless') as number) - logit(observedFailureRate(q.state))) / 2, 9);
+});
+
+test('a hint is weighed once per attempt: facts read again later do not move it twice', () => {
   const q = queueDriver({ concurrency: 1 });
   const at = play(q, habits);
   submit(q, 20, 'careful', at);
-  submit(q, 21, 'reckless', at + MINUTE, 0.01);
-  expect(entry(q, 21)?.risk).toBe(0.01);
-  submit(q, 22, 'careful', at + 2 * MINUTE);
-  expect(entry(q, 22)?.risk).toBeLessThan(0.15);
-  q.send({ type: 'priority_changed', entryId: 'e22', priority: 100, noBatch: false, risk: 0.8 }, at + 3 * MINUTE);
-  expect(entry(q, 22)?.risk).toBe(0.8);
+  submit(q, 21, 'reckless', at + MINUTE, 0.05);
+  const moved = entry(q, 21)?.risk as number;
+  expect(moved).toBeGreaterThan(0.05);
+  q.send({ type: 'pr_facts_changed', prNumber: 21, facts: facts('h21', 'reckless'), merged: false }, at + 2 * MINUTE);
+  expect(entry(q, 21)?.risk).toBe(moved);
+});
+
+test('a hint is kept as it is while the records say nothing yet', () => {
+  const q = queueDriver({ concurrency: 1 });
+  submit(q, 1, 'new', 0, 0.3);
+  expect(entry(q, 1)?.risk).toBe(0.3);
 });
 
 test('fixed tuning keeps what the client says: no risk from the author', () => {

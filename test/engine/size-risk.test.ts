@@ -2,8 +2,8 @@
  * The risk a PR's size carries (issue 12, point 3): the queue keeps the
  * recent outcomes of PRs of each size class and gives a PR without a client
  * hint its class's failure share, shrunk towards the queue's rate; with an
- * author's record too, the two add in log-odds; a hint wins; fixed tuning
- * ignores sizes; the record is bounded.
+ * author's record too, the two add in log-odds; a hint is moved by half of
+ * what they say; fixed tuning ignores sizes; the record is bounded.
  */
 import { authorRisk, derivedRisk } from '../../src/engine/author-risk.js';
 import type { EngineRun } from '../../src/engine/model.js';
@@ -93,11 +93,16 @@ test('a class with fewer than five outcomes is not told apart from the queue; th
   expect(long.state.sizeOutcomes?.[0]).toEqual(Array.from({ length: 50 }, () => 0));
 });
 
-test('a client hint wins over the size\'s record; fixed tuning keeps the record but gives no risk from it', () => {
+test('a client hint is moved by half of what the size\'s record says; fixed tuning keeps the record but gives no risk from it', () => {
   const q = queueDriver({ concurrency: 1 });
   const at = play(q, bigBreak);
+  const logit = (p: number) => Math.log(p / (1 - p));
+  const size = sizeRisk(q.state, 40) as number;
   submit(q, 100, 40, 'x', at, 0.02);
-  expect(entry(q, 100)?.risk).toBe(0.02);
+  expect(logit(entry(q, 100)?.risk as number) - logit(0.02)).toBeCloseTo((logit(size) - logit(observedFailureRate(q.state))) / 2, 9);
+  expect(entry(q, 100)?.risk).toBeGreaterThan(0.02);
+  submit(q, 101, 2, 'y', at + MINUTE, 0.02);
+  expect(entry(q, 101)?.risk).toBeLessThan(0.02);
   const fixed = queueDriver({ concurrency: 1, tuning: 'fixed' });
   const later = play(fixed, bigBreak);
   submit(fixed, 100, 40, 'x', later);

@@ -27,7 +27,7 @@ export const submitPullRequestRequest = z.object({
     .max(1)
     .optional()
     .describe(
-      'Predicted probability (0 to 1) that this PR breaks the build, e.g. from its own CI before queueing, its size or its author\'s recent ejections. The queue tests a PR with a chance of breaking of 40 % or more alone and builds the runs behind it without it, batches safe PRs together, and lets safer PRs go up to an hour ahead of risky ones not yet tested. Re-submitting updates it.',
+      'Predicted probability (0 to 1) that this PR breaks the build, e.g. from its own CI before queueing, its size or its author\'s recent ejections. The queue tests a PR with a chance of breaking of 40 % or more alone and builds the runs behind it without it, batches safe PRs together, and lets safer PRs go up to an hour ahead of risky ones not yet tested. With adaptive tuning the queue moves it by half of what its author\'s and its size\'s recent outcomes in the queue say. Re-submitting updates it.',
     ),
 });
 
