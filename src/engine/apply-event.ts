@@ -271,8 +271,13 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   if (!previous) assessRisk(ctx.state, entry);
 }
 
-/** A client's hint given to a PR already in line replaces what it had, and is weighed by its author's and size's records like one given at submission. */
+/**
+ * A client's new hint for a PR already in line replaces what it had, and is weighed by its author's and size's
+ * records like one given at submission. The same hint again (a retried submit) changes nothing: neither weighed again
+ * against records that moved since, nor undoing what its runs said (a pass that answered a bet, a failed batch's blame).
+ */
 function takeHint(state: EngineState, entry: EngineEntry, hint: number): void {
+  if (entry.hint === hint) return;
   entry.risk = hint;
   entry.hint = hint;
   assessRisk(state, entry);

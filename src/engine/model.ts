@@ -59,10 +59,11 @@ export interface EngineEntry {
   retries?: number;
   /**
    * Predicted probability (0..1) that this PR breaks the build: the client's
-   * hint (its own CI before queueing, its size...), else the queue's rate,
-   * moved, with adaptive tuning, by what its author's and its size's recent
-   * outcomes here say (author-risk.ts assessRisk, once per attempt); absent:
-   * only the queue's observed break rate is known.
+   * hint (its own CI before queueing, its size...) or, without one, the queue's
+   * rate; with adaptive tuning either is moved by what its author's and its
+   * size's recent outcomes here say, a hint by half as much (author-risk.ts
+   * assessRisk, once per attempt); then by its runs (a failed batch's blame, a
+   * pass that answered a bet). Absent: only the queue's observed break rate is known.
    */
   risk?: number;
   /** The client's hint as given; `risk` moves away from it once the records have spoken (or a run has). */

@@ -21,7 +21,7 @@ export function engineFacts(facts: PullRequestFacts | null): PrFacts | null {
     mergeability: facts.mergeability,
     ...(facts.rebaseable === false ? { rebaseable: false } : {}),
     ...(facts.checksPending ? { checksPending: true } : {}),
-    // The engine derives a risk from the recent outcomes of the author's PRs and of PRs this size when the client gives none.
+    // The engine derives a risk from the recent outcomes of the author's PRs and of PRs this size (a client's hint takes half of it).
     ...(facts.author ? { author: facts.author } : {}),
     // A count the host gave; anything else (a null stored, a NaN) is no size at all, not the smallest class.
     ...(Number.isInteger(facts.changedFiles) && (facts.changedFiles as number) >= 0 ? { changedFiles: facts.changedFiles } : {}),

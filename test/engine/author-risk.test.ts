@@ -136,7 +136,7 @@ test('a client hint is moved by half of what the author\'s record says, in log-o
   expect(logit(entry(q, 21)?.risk as number) - logit(0.8)).toBeCloseTo((logit(authorRisk(q.state, 'reckless') as number) - logit(observedFailureRate(q.state))) / 2, 9);
 });
 
-test('a hint is weighed once per attempt: facts read again later do not move it twice', () => {
+test('facts read again later do not weigh a hint twice', () => {
   const q = queueDriver({ concurrency: 1 });
   const at = play(q, habits);
   submit(q, 20, 'careful', at);
@@ -145,6 +145,25 @@ test('a hint is weighed once per attempt: facts read again later do not move it 
   expect(moved).toBeGreaterThan(0.05);
   q.send({ type: 'pr_facts_changed', prNumber: 21, facts: facts('h21', 'reckless'), merged: false }, at + 2 * MINUTE);
   expect(entry(q, 21)?.risk).toBe(moved);
+});
+
+test('the same hint sent again (a retried submit) changes nothing: a pass that answered the bet on it stands; a new hint replaces it', () => {
+  const q = queueDriver({ concurrency: 3 });
+  let at = 0;
+  submit(q, 10, 'x', at, 0.6); // likely to break: tested alone, the run behind built without it
+  submit(q, 11, 'y', at + MINUTE);
+  const behind = started(q).at(-1) as EngineRun;
+  expect([prs(behind.ahead), prs(behind.unit)]).toEqual([[], [11]]);
+  at += 30 * MINUTE;
+  q.send({ type: 'run_finished', runId: (started(q).find((r) => prs(r.unit).includes(10)) as EngineRun).id, passed: true }, at);
+  expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
+  const runs = started(q).length;
+  q.send({ type: 'submitted', entryId: 'e10', prNumber: 10, priority: 100, noBatch: false, facts: facts('h10', 'x'), risk: 0.6 }, at + MINUTE);
+  expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
+  // Nothing was rebuilt without it again.
+  expect(started(q).length).toBe(runs);
+  q.send({ type: 'submitted', entryId: 'e10', prNumber: 10, priority: 100, noBatch: false, facts: facts('h10', 'x'), risk: 0.02 }, at + 2 * MINUTE);
+  expect(entry(q, 10)?.risk).toBe(0.02);
 });
 
 test('a hint is kept as it is while the records say nothing yet', () => {
