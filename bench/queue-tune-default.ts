@@ -3,6 +3,7 @@ import { metricsOf, type StrategyMetrics } from '../src/simulation/metrics.js';
 import { simulate } from '../src/simulation/simulator.js';
 import { EngineStrategy } from '../src/simulation/strategies/engine-strategy.js';
 import { generateWorkload } from '../src/simulation/workload.js';
+import { formatPairedChange, pairedChange, type SeedResults } from './paired-change.js';
 import { CI_CAPACITY, DEFAULT_ROW, WORKLOADS } from './queue-workloads.js';
 import { strategiesFor } from './run-strategies.js';
 
@@ -11,6 +12,9 @@ import { strategiesFor } from './run-strategies.js';
  * default row ('ours', with hints) against the peers and the oracle on seeds
  * other than the reported 1 to 5, for tuning the adaptive engine's own choices.
  * The peers do not change with the engine, so their results are kept in --cache.
+ * `--save FILE` keeps the default row's per-seed results; `--compare FILE` (a
+ * file saved by another build, on the same seeds) prints each workload's
+ * change seed by seed, with its standard error (paired-change.ts).
  */
 function argValue(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -20,6 +24,10 @@ function argValue(name: string): string | undefined {
 const seeds = (argValue('--seeds') ?? '6,7,8,9,10').split(',').map(Number);
 const only = argValue('--only')?.split(',');
 const cache = argValue('--cache');
+const save = argValue('--save');
+const compare = argValue('--compare');
+const before = compare ? (JSON.parse(readFileSync(compare, 'utf8')) as SeedResults) : null;
+const results: SeedResults = {};
 const out = (text = '') => process.stdout.write(`${text}\n`);
 
 function peersOf(bench: (typeof WORKLOADS)[number], seed: number): StrategyMetrics[] {
@@ -45,6 +53,7 @@ for (const bench of WORKLOADS.filter((w) => !only || only.includes(w.spec.name))
   for (const seed of seeds) {
     const workload = generateWorkload(bench.spec, seed);
     const ours = metricsOf(simulate(workload, new EngineStrategy(DEFAULT_ROW, 'ours', true), { seed, capacity: CI_CAPACITY }));
+    (results[bench.spec.name] ??= {})[seed] = { p95QueueMinutes: ours.p95QueueMinutes, mergedPerHour: ours.mergedPerHour };
     const others = peersOf(bench, seed);
     const peers = others.filter((m) => m.strategy !== 'oracle');
     const oracle = others.find((m) => m.strategy === 'oracle') as StrategyMetrics;
@@ -63,5 +72,8 @@ for (const bench of WORKLOADS.filter((w) => !only || only.includes(w.spec.name))
     );
   }
   out(`(${bench.spec.name}) rate wins ${rateWins}/${seeds.length}, p95 wins ${p95Wins}/${seeds.length}, worst x${worstRatio.toFixed(2)}, mean p95 ${(sumP95 / seeds.length).toFixed(0)}, mean rate ${(sumRate / seeds.length).toFixed(2)}, max runs/merged ${maxRuns.toFixed(2)}, broken+violations+stuck ${broken}`);
+  const change = before?.[bench.spec.name] ? pairedChange(before[bench.spec.name] as SeedResults[string], results[bench.spec.name] ?? {}) : null;
+  if (before) out(`  against ${compare}: ${change ? formatPairedChange(change) : 'no seed in common'}`);
   for (const l of lines) out(l);
 }
+if (save) writeFileSync(save, `${JSON.stringify(results)}\n`);
