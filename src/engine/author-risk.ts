@@ -85,9 +85,11 @@ export function derivedRisk(state: EngineState, facts: { author?: string; change
  * weight would be counted twice. Measured with bench/queue-tune-default.ts on
  * seeds 6-105 of (a) and (b) and 6-25 of (c)-(g), never on the reported 1-5,
  * against the hint alone (mean change of p95 time in queue per seed): (a) -9.8 %,
- * (b) -1.6 %, (c) -4.9 %, (d) -21 %, (g) -4.1 %, (e) and (f) within noise. At
- * full weight, on seeds 6-65: mean p95 (a) 133 and (b) 65 min, against 126 and
- * 61 at half.
+ * (b) -1.6 %, (c) -4.9 %, (d) -21 %, (g) -4.1 %, (e) and (f) within noise.
+ * Against this weight on seeds 6-105: 0.35 gave (a) +4.5 % ± 2.1 %, 0.75 gave
+ * (a) +1.8 % and (b) +1.6 %, and records allowed only to raise a hint (a)
+ * +4.9 %. At full weight, on seeds 6-65: mean p95 (a) 133 and (b) 65 min,
+ * against 126 and 61 at half.
  */
 const HINT_RECORD_WEIGHT = 0.5;
 
