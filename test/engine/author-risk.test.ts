@@ -37,6 +37,19 @@ function play(q: Driver, history: Array<[string, boolean]>, first = 1, at = 0): 
   return at;
 }
 
+/**
+ * PR 10, likely to break, was submitted at `at` and PR 11 after it: the run behind is built without PR 10, whose own
+ * run then passes and makes it a safe PR (PROVEN_RISK). Returns the time of the pass.
+ */
+function passBetAgainst(q: Driver, at: number): number {
+  const behind = started(q).at(-1) as EngineRun;
+  expect([prs(behind.ahead), prs(behind.unit)]).toEqual([[], [11]]);
+  const passedAt = at + 30 * MINUTE;
+  q.send({ type: 'run_finished', runId: (started(q).find((r) => prs(r.unit).includes(10)) as EngineRun).id, passed: true }, passedAt);
+  expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
+  return passedAt;
+}
+
 /** A repeat offender (three failures of four) and a reliable author (four merges), interleaved. */
 const habits: Array<[string, boolean]> = [
   ['reckless', true],
@@ -152,11 +165,7 @@ test('the same hint sent again (a retried submit) changes nothing: a pass that a
   let at = 0;
   submit(q, 10, 'x', at, 0.6); // likely to break: tested alone, the run behind built without it
   submit(q, 11, 'y', at + MINUTE);
-  const behind = started(q).at(-1) as EngineRun;
-  expect([prs(behind.ahead), prs(behind.unit)]).toEqual([[], [11]]);
-  at += 30 * MINUTE;
-  q.send({ type: 'run_finished', runId: (started(q).find((r) => prs(r.unit).includes(10)) as EngineRun).id, passed: true }, at);
-  expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
+  at = passBetAgainst(q, at);
   const runs = started(q).length;
   q.send({ type: 'submitted', entryId: 'e10', prNumber: 10, priority: 100, noBatch: false, facts: facts('h10', 'x'), risk: 0.6 }, at + MINUTE);
   expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
@@ -217,13 +226,8 @@ test('a derived risk likely to break is bet against once per attempt: after its 
   submit(q, 10, 'reckless', at);
   expect(entry(q, 10)?.risk).toBeGreaterThanOrEqual(0.5);
   submit(q, 11, 'careful', at + MINUTE);
-  const behind = started(q).at(-1) as EngineRun;
-  // The run behind it is built without it.
-  expect([prs(behind.ahead), prs(behind.unit)]).toEqual([[], [11]]);
-  at += 30 * MINUTE;
-  q.send({ type: 'run_finished', runId: (started(q).find((r) => prs(r.unit).includes(10)) as EngineRun).id, passed: true }, at);
-  // Its pass made it a safe PR, whatever its author's record says.
-  expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);
+  // Its pass makes it a safe PR, whatever its author's record says.
+  at = passBetAgainst(q, at);
   // New facts of the same attempt (a mergeability recheck) do not bring the author's risk back.
   q.send({ type: 'pr_facts_changed', prNumber: 10, facts: facts('h10', 'reckless'), merged: false }, at + MINUTE);
   expect(entry(q, 10)?.risk).toBe(PROVEN_RISK);

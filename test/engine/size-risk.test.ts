@@ -12,6 +12,7 @@ import { observedFailureRate } from '../../src/engine/tuning.js';
 import { facts, MINUTE, queueDriver } from './support/queue-driver.js';
 
 type Driver = ReturnType<typeof queueDriver>;
+const logit = (p: number) => Math.log(p / (1 - p));
 const started = (q: Driver): EngineRun[] => q.log.flatMap((a) => (a.type === 'start_run' ? [a.run] : []));
 const submit = (q: Driver, n: number, files: number, author = `author-${n}`, at = 0, risk?: number) =>
   q.send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: { ...facts(`h${n}`, author), changedFiles: files }, ...(risk !== undefined ? { risk } : {}) }, at);
@@ -66,7 +67,6 @@ test('an author\'s record and a size\'s add up in log-odds: riskier together tha
   expect(author).toBeGreaterThan(rate);
   expect(size).toBeGreaterThan(rate);
   const both = derivedRisk(q.state, { author: 'careless', changedFiles: 40 }) as number;
-  const logit = (p: number) => Math.log(p / (1 - p));
   expect(logit(both)).toBeCloseTo(logit(author) + logit(size) - logit(rate), 9);
   expect(both).toBeGreaterThan(Math.max(author, size));
   // One fact alone: its own risk, exactly.
@@ -96,7 +96,6 @@ test('a class with fewer than five outcomes is not told apart from the queue; th
 test('a client hint is moved by half of what the size\'s record says; fixed tuning keeps the record but gives no risk from it', () => {
   const q = queueDriver({ concurrency: 1 });
   const at = play(q, bigBreak);
-  const logit = (p: number) => Math.log(p / (1 - p));
   const size = sizeRisk(q.state, 40) as number;
   submit(q, 100, 40, 'x', at, 0.02);
   expect(logit(entry(q, 100)?.risk as number) - logit(0.02)).toBeCloseTo((logit(size) - logit(observedFailureRate(q.state))) / 2, 9);
