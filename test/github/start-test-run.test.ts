@@ -2,7 +2,7 @@ import nock from 'nock';
 import type { TestRunRequest } from '../../src/ports/git-host.js';
 import { isTransientHostError } from '../../src/ports/host-errors.js';
 import { StagingMoved } from '../../src/adapters/github/test-branch.js';
-import { API, REPO, REPO_PATH, checkRunJson, requestLog, testHost, testRunRecord, useNock } from './github-fixtures.js';
+import { API, REPO, REPO_PATH, checkRunJson, pullRequestJson, requestLog, testHost, testRunRecord, useNock } from './github-fixtures.js';
 
 useNock();
 
@@ -403,6 +403,83 @@ describe('startTestRun', () => {
       .reply(422, { message: 'Reference does not exist' });
     await expect(host.startTestRun(request({ requiredStatuses: ['ci/build'] }))).rejects.toMatchObject({ status: 404 });
     expect(scope.isDone()).toBe(true);
+  });
+});
+
+describe('protection, rules and settings kept between runs (three requests a run)', () => {
+  const one = (runId: string, change: Partial<TestRunRequest> = {}) => request({ runId, heads: [{ prNumber: 2, headSha: HEAD2 }], ...change });
+  /** The branch's protection requiring `contexts`, no rules, and the repository's settings: read once each. */
+  function policyRead(scope: nock.Scope, contexts = ['ci'], settings: Record<string, unknown> = {}): nock.Scope {
+    return scope
+      .get(`${REPO_PATH}/branches/main/protection`)
+      .reply(200, protection(contexts))
+      .get(`${REPO_PATH}/rules/branches/main`)
+      .query(true)
+      .reply(200, [])
+      .get(REPO_PATH)
+      .reply(200, { ...SETTINGS, ...settings });
+  }
+  /** A one-PR build of `runId` (the test branch made at `tip`). Nothing else is answered: a policy read would fail it. */
+  function build(scope: nock.Scope, runId: string, tip: string): nock.Scope {
+    return freshBuild(scope).post(`${REPO_PATH}/merges`).reply(201, mergeCommit(tip, [BASE, HEAD2])).post(`${REPO_PATH}/git/refs`, { ref: `refs/heads/mq/main/${runId}`, sha: tip }).reply(201, {});
+  }
+
+  test('the second run reads none of them; a change GitHub tells of (policyChanged) is read at the next run', async () => {
+    const { host } = testHost();
+    const first = build(policyRead(nock(API)), 'run1', 'm1');
+    expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
+    expect(first.isDone()).toBe(true);
+    const second = build(nock(API), 'run2', 'm2');
+    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
+    expect(second.isDone()).toBe(true);
+    // Another repository's change forgets nothing of this one's.
+    host.policyChanged({ ...REPO, name: 'Other' });
+    const third = build(nock(API), 'run3', 'm3');
+    expect(await host.startTestRun(one('run3'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
+    expect(third.isDone()).toBe(true);
+    host.policyChanged(REPO);
+    const fourth = build(policyRead(nock(API), ['ci', 'lint']), 'run4', 'm4');
+    expect(await host.startTestRun(one('run4'))).toMatchObject({ ok: true, requiredStatuses: ['ci', 'lint'] });
+    expect(fourth.isDone()).toBe(true);
+  });
+
+  test('kept no longer than policyKeptMs (a change whose webhook never came)', async () => {
+    const { host } = testHost({ policyKeptMs: 20 });
+    build(policyRead(nock(API)), 'run1', 'm1');
+    expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
+    await new Promise((r) => setTimeout(r, 40));
+    const second = build(policyRead(nock(API), ['ci', 'lint']), 'run2', 'm2');
+    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, requiredStatuses: ['ci', 'lint'] });
+    expect(second.isDone()).toBe(true);
+  });
+
+  test('a refusal is never said on what was kept: read afresh first, so a fix the operator just made is seen', async () => {
+    const { host } = testHost();
+    policyRead(nock(API), ['ci'], { allow_merge_commit: false });
+    expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: false, reason: 'cannot_land', message: expect.stringMatching(/does not allow merge commit merges/) });
+    // Merge commits turned on (no webhook for it): the kept settings still say no, the fresh ones yes, and the run is built.
+    const scope = build(policyRead(nock(API), ['ci'], { allow_merge_commit: true }), 'run2', 'm2');
+    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, testBranchSha: 'm2' });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test('a landing GitHub refused for a reason no PR caused forgets what was kept: the next run reads it again', async () => {
+    const { host, runs } = testHost();
+    build(policyRead(nock(API)), 'run1', 'm1');
+    expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: true });
+    runs.push(testRunRecord({ status: 'succeeded', testBranchSha: 'm1' }));
+    nock(API)
+      .get(`${REPO_PATH}/pulls/2`)
+      .reply(200, pullRequestJson({ number: 2, headSha: HEAD2, base: 'main' }))
+      .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
+      .reply(200, { object: { sha: BASE } })
+      .patch(`${REPO_PATH}/git/refs/heads%2Fmain`)
+      .reply(422, { message: 'Protected branch update failed for refs/heads/main: Required status check "lint" is expected.' });
+    const landed = await host.merge({ repo: REPO, targetBranch: 'main', runId: 'run1', expectedBaseSha: BASE, heads: [{ prNumber: 2, headSha: HEAD2 }], mergeMethod: 'merge_commit' });
+    expect(landed).toMatchObject({ ok: false, reason: 'blocked' });
+    const next = build(policyRead(nock(API), ['ci', 'lint']), 'run2', 'm2');
+    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, requiredStatuses: ['ci', 'lint'] });
+    expect(next.isDone()).toBe(true);
   });
 });
 

@@ -4,7 +4,7 @@ import { checkRunName } from './feedback-texts.js';
 import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { BranchProtectionData, BranchRuleData, RepositoryData, RulesetData } from './github-types.js';
 
-/** What the target branch's protection and rulesets say, read once per run. */
+/** What the target branch's protection and rulesets say (kept a while: see LandingPolicies). */
 export interface BranchPolicy {
   /** Classic branch protection, or null when the branch has none. */
   protection: BranchProtectionData | null;
@@ -56,6 +56,14 @@ export function requiredCheckNames(policy: BranchPolicy): { protection: string[]
   };
 }
 
+/** The reads a landing's prediction needs besides the branch's policy (kept a while: see LandingPolicies). */
+export interface PolicyReads {
+  /** The repository, for its merge settings. */
+  repository(): Promise<RepositoryData>;
+  /** A ruleset, for whether the App may bypass it. */
+  ruleset(id: number): Promise<RulesetData>;
+}
+
 /** GitHub's repository setting for each of the queue's methods. */
 const METHOD_SETTING = { merge_commit: 'allow_merge_commit', squash: 'allow_squash_merge', rebase: 'allow_rebase_merge' } as const;
 /** GitHub's name for each method in rulesets' `allowed_merge_methods`. */
@@ -70,15 +78,14 @@ const RULESET_METHOD = { merge_commit: 'merge', squash: 'squash', rebase: 'rebas
  * and bypass lists cannot be judged (not predicted).
  */
 export async function landingRefusal(
-  client: GitHubClient,
-  repo: RepoRef,
+  reads: PolicyReads,
   branch: string,
   method: MergeMethod,
   policy: BranchPolicy,
   appSlug: string | null,
 ): Promise<string | null> {
   const { protection, rules } = policy;
-  const settings = await getData<RepositoryData>(client, 'GET /repos/{owner}/{repo}', repoParams(repo));
+  const settings = await reads.repository();
   if (settings[METHOD_SETTING[method]] === false) {
     return `The repository does not allow ${method.replace('_', ' ')} merges (its settings), so the queue will not land with it: set the queue's mergeMethod to one the repository allows.`;
   }
@@ -107,8 +114,8 @@ export async function landingRefusal(
   if (restrictions && !(restrictions.apps ?? []).some((app) => app?.slug === appSlug)) {
     return `Only listed people, teams and apps may push to \`${branch}\`, and the App "${appSlug}" is not listed: add it to "Restrict who can push to matching branches".`;
   }
-  for (const id of new Set(rules.filter((rule) => rule.type === 'pull_request' || rule.type === 'update').map((rule) => rule.ruleset_id))) {
-    const ruleset = await getData<RulesetData>(client, 'GET /repos/{owner}/{repo}/rulesets/{ruleset_id}', { ...repoParams(repo), ruleset_id: id });
+  for (const id of new Set(rules.filter((rule) => rule.type === 'pull_request' || rule.type === 'update').flatMap((rule) => (rule.ruleset_id === undefined ? [] : [rule.ruleset_id])))) {
+    const ruleset = await reads.ruleset(id);
     if (ruleset.current_user_can_bypass !== 'always' && ruleset.current_user_can_bypass !== 'exempt') {
       return `The ruleset "${ruleset.name}" on \`${branch}\` requires a pull request (or restricts updates), and the App "${appSlug}" may not bypass it: add it to the ruleset's bypass list (always).`;
     }

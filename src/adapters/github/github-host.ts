@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import type { PullRequestFacts, TestRunRecord } from '../../domain/records.js';
 import { repoKey, type RepoRef } from '../../domain/repo.js';
@@ -13,8 +12,9 @@ import { landTestedCommit } from './land-tested-commit.js';
 import { CheckRunIds, publishCheckRun, postEjectionComment } from './pull-request-feedback.js';
 import { toPullRequestFacts } from './pull-request-facts.js';
 import { blockedOnlyByPendingChecks } from './blocked-by-checks.js';
-import { landingRefusal, readBranchPolicy, type BranchPolicy } from './branch-policy.js';
-import { noRequiredStatusesMessage, resolveRequiredStatuses } from './required-statuses.js';
+import { landingRefusal } from './branch-policy.js';
+import { LandingPolicies } from './landing-policy.js';
+import { noRequiredStatusesMessage, resolveRequiredStatuses, type RequiredStatuses } from './required-statuses.js';
 import { buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
 import { directMergeVerdict, landDirectly } from './direct-merge.js';
 
@@ -40,12 +40,12 @@ export interface GitHubHostOptions {
   hostName?: string;
   /** The App's slug (bypass lists name apps by it); null when it cannot be known, and bypass is then not predicted. */
   appSlug?: () => Promise<string | null>;
+  /** How long a repository's protection, rules and settings are taken as read (tests shorten it); see LandingPolicies. */
+  policyKeptMs?: number;
 }
 
 /** How soon a test commit whose checks were reported early is looked at again (the runner records it meanwhile). */
 const EARLY_LOOK_MS = 1_000;
-/** How long a branch's protection and rules are taken as read, for telling a blocked PR's block apart. */
-const POLICY_KEPT_MS = 60_000;
 
 /** What one look at a test branch's checks concluded. */
 export type ChecksOutcome = 'no_run' | 'waiting' | 'passed' | 'failed';
@@ -66,12 +66,18 @@ export class GitHubHost implements GitHost {
   private readonly reported = new Set<string>();
   /** Commits whose checks changed before any run was known to test them: a run just built may be one (see startTestRun). */
   private readonly unclaimed = new Set<string>();
-  /** Branch policies read lately, for telling blocks apart (see recentPolicy). */
-  private readonly policies = new LRUCache<string, Promise<BranchPolicy>>({ max: 500, ttl: POLICY_KEPT_MS });
+  /** Protection, rules and merge settings, kept between runs and between reads of blocked PRs. */
+  private readonly policies: LandingPolicies;
 
   constructor(private readonly options: GitHubHostOptions) {
     this.now = options.now ?? Date.now;
     this.hostName = (options.hostName ?? GITHUB_HOST).toLowerCase();
+    this.policies = new LandingPolicies(options.log, options.policyKeptMs);
+  }
+
+  /** GitHub said a repository's branch protection, rulesets or settings changed (a webhook): they are read again. */
+  policyChanged(repo: RepoRef): void {
+    this.policies.forget(repo);
   }
 
   async readPullRequest(repo: RepoRef, prNumber: number): Promise<PullRequestFacts | null> {
@@ -79,28 +85,14 @@ export class GitHubHost implements GitHost {
     try {
       const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: prNumber });
       const blocked = pr.state === 'open' && pr.mergeable === true && pr.mergeable_state === 'blocked';
-      const policy = () => this.recentPolicy(client, repo, pr.base.ref);
+      // Every blocked PR read again (each check event naming it, the slow re-read of waiting PRs) would read them again.
+      const policy = () => this.policies.reads(client, repo).branch(pr.base.ref);
       const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { number: prNumber, baseBranch: pr.base.ref, headSha: pr.head.sha }, { log: this.options.log, policy }));
       return toPullRequestFacts(pr, new Date(this.now()), checksPending);
     } catch (error) {
       if (failedWith(error, 404)) return null;
       throw error;
     }
-  }
-
-  /**
-   * A branch's protection and rules as read within the last minute: every blocked PR read again (each check event
-   * naming it, and the slow re-read of waiting PRs) would otherwise read them twice more. Starting a run reads them
-   * afresh (readBranchPolicy), as its landing depends on them.
-   */
-  private recentPolicy(client: GitHubClient, repo: RepoRef, branch: string): Promise<BranchPolicy> {
-    const key = `${repoKey(repo)}\n${branch}`;
-    const known = this.policies.get(key);
-    if (known) return known;
-    const reading = readBranchPolicy(client, repo, branch, this.options.log);
-    this.policies.set(key, reading);
-    reading.catch(() => this.policies.delete(key));
-    return reading;
   }
 
   async readBranchHead(repo: RepoRef, branch: string): Promise<string | null> {
@@ -111,11 +103,11 @@ export class GitHubHost implements GitHost {
     const { repo, targetBranch, runId } = request;
     const client = await this.options.octokitFor(repo);
     // Before building anything: a run that cannot be decided, or could never land, is not worth a branch or CI.
-    const policy = await readBranchPolicy(client, repo, targetBranch, this.options.log);
-    const required = resolveRequiredStatuses(targetBranch, request.requiredStatuses, policy);
-    if (!required) return { ok: false, reason: 'no_required_statuses', message: noRequiredStatusesMessage(targetBranch) };
-    const refusal = await landingRefusal(client, repo, targetBranch, request.mergeMethod, policy, await this.appSlug());
-    if (refusal) return { ok: false, reason: 'cannot_land', message: refusal };
+    let judged = await this.judgeLanding(client, request, false);
+    // What was kept may predate a fix the operator just made: a run is refused only on a fresh reading.
+    if ('refused' in judged && judged.fromKept) judged = await this.judgeLanding(client, request, true);
+    if ('refused' in judged) return judged.refused;
+    const { required } = judged;
     const [only] = request.heads;
     if (request.direct && only && request.heads.length === 1 && !request.buildOn) {
       const direct = await directMergeVerdict(client, repo, { branch: targetBranch, baseSha: request.baseSha }, only, required.statuses);
@@ -159,9 +151,11 @@ export class GitHubHost implements GitHost {
     const { repo, targetBranch, runId } = request;
     const client = await this.options.octokitFor(repo);
     const run = await this.testRun(repo, targetBranch, runId);
-    if (run?.landedWithoutCi) return landDirectly(client, request, this.options.log);
     // Its test branch went when its checks decided it (decideRunAt): the tested commit stays, and lands.
-    return landTestedCommit(client, request, run?.testBranchSha ?? null, this.options.log);
+    const outcome = run?.landedWithoutCi ? await landDirectly(client, request, this.options.log) : await landTestedCommit(client, request, run?.testBranchSha ?? null, this.options.log);
+    // GitHub refused for a reason no PR caused, which the kept policy did not predict: the next run reads it afresh.
+    if (!outcome.ok && outcome.reason === 'blocked') this.policies.forget(repo);
+    return outcome;
   }
 
   async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
@@ -233,6 +227,18 @@ export class GitHubHost implements GitHost {
     log.info({ ...where, passed, failedChecks }, 'test run finished');
     await this.deleteQuietly(repo, run.testBranch, queue.config.createPrsForTestingBranches);
     return decided.verdict;
+  }
+
+  /** What the branch's policy says of a run: the checks that decide it, or why it is refused before anything is built. */
+  private async judgeLanding(client: GitHubClient, request: TestRunRequest, fresh: boolean): Promise<{ required: RequiredStatuses } | { refused: TestRunStarted; fromKept: boolean }> {
+    const { repo, targetBranch } = request;
+    const reads = this.policies.reads(client, repo, { fresh });
+    const policy = await reads.branch(targetBranch);
+    const required = resolveRequiredStatuses(targetBranch, request.requiredStatuses, policy);
+    if (!required) return { refused: { ok: false, reason: 'no_required_statuses', message: noRequiredStatusesMessage(targetBranch) }, fromKept: reads.fromKept() };
+    const refusal = await landingRefusal(reads, targetBranch, request.mergeMethod, policy, await this.appSlug());
+    if (refusal) return { refused: { ok: false, reason: 'cannot_land', message: refusal }, fromKept: reads.fromKept() };
+    return { required };
   }
 
   /** The run's record: the commit it tested, and whether it lands without CI (a direct merge). */
