@@ -2,7 +2,7 @@ import { assertNever } from './assert-never.js';
 import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
 import { normalizeBase } from './content.js';
-import type { EngineEntry, EngineEvent, EngineState, HostOutageCause, PrFacts } from './model.js';
+import type { EngineEntry, EngineEvent, EngineRun, EngineState, HostOutageCause, PrFacts } from './model.js';
 import { runOf } from './order.js';
 import { finishProbe, forgetProbe, runsAndProbes } from './probes.js';
 
@@ -85,6 +85,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         return;
       }
       run.status = event.passed ? 'passed' : 'failed';
+      if (event.passed) vouchFor(ctx, run);
       run.failedChecks = event.passed ? [] : [...(event.failedChecks ?? [])];
       run.failureReason = event.passed ? null : 'failed_tests';
       return;
@@ -224,6 +225,17 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       return;
     default:
       assertNever(event);
+  }
+}
+
+/** Every PR of a passed run, ahead of its own PRs too, passed with it (adaptive tuning: see EngineEntry.vouched). */
+function vouchFor(ctx: DecisionContext, run: EngineRun): void {
+  if (ctx.state.config.tuning !== 'adaptive') return;
+  for (const head of [...run.ahead, ...run.unit]) {
+    const entry = ctx.entry(head.entryId);
+    if (!entry || entry.vouched) continue;
+    entry.vouched = true;
+    ctx.entryChanged();
   }
 }
 

@@ -189,12 +189,15 @@ const FLAKE_RETRY_BELOW = 0.15;
 function retry(ctx: DecisionContext, run: EngineRun, entryId: string, reason: string, detail: string | undefined): boolean {
   const entry = ctx.entry(entryId);
   const done = entry?.retries ?? 0;
-  const likelyFlake = entry?.risk !== undefined && done === 0 && !entry.bisection && ctx.state.config.tuning === 'adaptive' && entry.risk < FLAKE_RETRY_BELOW;
+  const adaptive = ctx.state.config.tuning === 'adaptive';
+  // A PR a passed run vouched for does not break: its failure alone is a flake's (or what landed since is at odds with it).
+  const vouched = adaptive && entry?.vouched === true && done === 0;
+  const likelyFlake = vouched || (entry?.risk !== undefined && done === 0 && !entry.bisection && adaptive && entry.risk < FLAKE_RETRY_BELOW);
   const allowed = Math.max(ctx.state.config.retryFailedTests ?? 0, likelyFlake ? 1 : 0);
   if (!entry || reason !== 'failed_tests' || done >= allowed) return false;
   entry.retries = done + 1;
   // Tested again apart: the runs behind are built without it, as its failure said they should.
-  if (likelyFlake) entry.risk = LIKELY_BREAK;
+  if (likelyFlake && !vouched) entry.risk = LIKELY_BREAK;
   ctx.entryChanged();
   ctx.hint(entry.id, 'retried', `retry ${done + 1} of ${allowed}${detail ? ` after: ${detail}` : ''}`);
   ctx.dropRun(run, 'retried');
@@ -211,7 +214,10 @@ function retry(ctx: DecisionContext, run: EngineRun, entryId: string, reason: st
 function blameFailedBatch(ctx: DecisionContext, run: EngineRun): void {
   if (ctx.state.config.tuning !== 'adaptive') return;
   const tuning = tuningOf(ctx.state);
-  const entries = run.unit.map((h) => ctx.entry(h.entryId)).filter((e) => e !== undefined);
+  const all = run.unit.map((h) => ctx.entry(h.entryId)).filter((e) => e !== undefined);
+  // PRs a passed run vouched for take no blame, unless every PR of the batch was vouched for.
+  const suspects = all.filter((e) => !e.vouched);
+  const entries = suspects.length > 0 ? suspects : all;
   const allPass = entries.reduce((chance, e) => chance * (1 - breakChance(e, tuning)), 1);
   if (allPass >= 1) return;
   for (const entry of entries) entry.risk = Math.min(1, breakChance(entry, tuning) / (1 - allPass));

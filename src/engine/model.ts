@@ -68,6 +68,11 @@ export interface EngineEntry {
   risk?: number;
   /** The client's hint as given; `risk` moves away from it once the records have spoken (or a run has). */
   hint?: number;
+  /**
+   * A run with this PR in it passed (this attempt, adaptive tuning): it does not break the build, so a failure
+   * that seems to be its own is a flake's or a PR's beside it (failures.ts).
+   */
+  vouched?: true;
   /** The head the submission was for, when its sender named one: facts read later for another head are a push (see applyFacts). */
   submittedHead?: string;
   /**
