@@ -26,8 +26,6 @@ export interface GitHubAppDeps {
   appId: number;
   /** The App lost or regained access to a repository: its cached installation is dropped. */
   forgetInstallation(repo: RepoRef): void;
-  /** A repository's branch protection, rulesets or settings changed: what was kept of them is read again. */
-  policyChanged(repo: RepoRef): void;
   /** Tells a queue's runner the host cannot be used (the App is gone) or can again. */
   hostAccess(queueId: string, change: { available: false; message: string } | { available: true }): Promise<void>;
 }
@@ -164,13 +162,6 @@ export function githubApp(deps: GitHubAppDeps) {
           now !== 'installed' ? { available: false, message: `The GitHub App was ${why} on ${account}: nothing is tested or merged until it is installed on ${queue.repo.owner}/${queue.repo.name} again.` } : { available: true },
         );
       }
-    });
-
-    // Landing depends on these; they are kept between runs (the host's LandingPolicies), so a change is said at once.
-    // An organization's ruleset names no repository: what was kept expires on its own.
-    app.on(['branch_protection_rule', 'repository_ruleset', 'repository.edited'], async (context) => {
-      if (!(context.payload as unknown as Payload).repository) return;
-      await withRepo(context, async (repo) => deps.policyChanged(repo));
     });
 
     app.on('push', async (context) =>

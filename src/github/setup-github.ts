@@ -106,7 +106,6 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
           rememberInstallation: (repo, installationId) => octokits.remember(repo, installationId),
           appId: Number(config.appId),
           forgetInstallation: (repo) => octokits.forget(repo),
-          policyChanged: (repo) => host.policyChanged(repo),
           hostAccess: async (queueId, change) =>
             bound.hostAccess(queueId, change),
         }),

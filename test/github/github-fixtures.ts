@@ -113,7 +113,7 @@ export function testRunRecord(change: Partial<TestRunRecord> = {}): TestRunRecor
 export type FinishedReport = { queueId: string; runId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
 
 /** A GitHubHost over the test Octokit and in-memory queues and runs; `finished` collects reported results. */
-export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]; client?: GitHubClient; appSlug?: string; policyKeptMs?: number } = {}) {
+export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]; client?: GitHubClient; appSlug?: string; settingsKeptMs?: number } = {}) {
   const queues = setup.queues ?? [queueRecord()];
   const runs = setup.runs ?? [];
   const finished: FinishedReport[] = [];
@@ -143,7 +143,7 @@ export function testHost(setup: { queues?: QueueRecord[]; runs?: TestRunRecord[]
     },
     log,
     ...(setup.appSlug ? { appSlug: async () => setup.appSlug as string } : {}),
-    ...(setup.policyKeptMs !== undefined ? { policyKeptMs: setup.policyKeptMs } : {}),
+    ...(setup.settingsKeptMs !== undefined ? { settingsKeptMs: setup.settingsKeptMs } : {}),
     now: () => Date.parse('2024-05-01T12:00:00Z'),
   });
   return { host, finished, log, runs, queues };

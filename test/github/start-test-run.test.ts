@@ -406,66 +406,51 @@ describe('startTestRun', () => {
   });
 });
 
-describe('protection, rules and settings kept between runs (three requests a run)', () => {
+describe("the repository's merge settings kept between runs (a request a run); protection and rules read for each", () => {
   const one = (runId: string, change: Partial<TestRunRequest> = {}) => request({ runId, heads: [{ prNumber: 2, headSha: HEAD2 }], ...change });
-  /** The branch's protection requiring `contexts`, no rules, and the repository's settings: read once each. */
-  function policyRead(scope: nock.Scope, contexts = ['ci'], settings: Record<string, unknown> = {}): nock.Scope {
-    return scope
-      .get(`${REPO_PATH}/branches/main/protection`)
-      .reply(200, protection(contexts))
-      .get(`${REPO_PATH}/rules/branches/main`)
-      .query(true)
-      .reply(200, [])
-      .get(REPO_PATH)
-      .reply(200, { ...SETTINGS, ...settings });
+  /** The branch's protection requiring `contexts` and no rules, read for every run. */
+  function branchRead(scope: nock.Scope, contexts = ['ci']): nock.Scope {
+    return scope.get(`${REPO_PATH}/branches/main/protection`).reply(200, protection(contexts)).get(`${REPO_PATH}/rules/branches/main`).query(true).reply(200, []);
   }
-  /** A one-PR build of `runId` (the test branch made at `tip`). Nothing else is answered: a policy read would fail it. */
+  const settingsRead = (scope: nock.Scope, settings: Record<string, unknown> = {}) => scope.get(REPO_PATH).reply(200, { ...SETTINGS, ...settings });
+  /** A one-PR build of `runId` (the test branch made at `tip`). Nothing else is answered: any other read fails the run. */
   function build(scope: nock.Scope, runId: string, tip: string): nock.Scope {
     return freshBuild(scope).post(`${REPO_PATH}/merges`).reply(201, mergeCommit(tip, [BASE, HEAD2])).post(`${REPO_PATH}/git/refs`, { ref: `refs/heads/mq/main/${runId}`, sha: tip }).reply(201, {});
   }
 
-  test('the second run reads none of them; a change GitHub tells of (policyChanged) is read at the next run', async () => {
+  test("the second run reads protection and rules again (a check added since decides it) but not the settings", async () => {
     const { host } = testHost();
-    const first = build(policyRead(nock(API)), 'run1', 'm1');
+    const first = build(settingsRead(branchRead(nock(API))), 'run1', 'm1');
     expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
     expect(first.isDone()).toBe(true);
-    const second = build(nock(API), 'run2', 'm2');
-    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
+    const second = build(branchRead(nock(API), ['ci', 'lint']), 'run2', 'm2');
+    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, requiredStatuses: ['ci', 'lint'] });
     expect(second.isDone()).toBe(true);
-    // Another repository's change forgets nothing of this one's.
-    host.policyChanged({ ...REPO, name: 'Other' });
-    const third = build(nock(API), 'run3', 'm3');
-    expect(await host.startTestRun(one('run3'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
-    expect(third.isDone()).toBe(true);
-    host.policyChanged(REPO);
-    const fourth = build(policyRead(nock(API), ['ci', 'lint']), 'run4', 'm4');
-    expect(await host.startTestRun(one('run4'))).toMatchObject({ ok: true, requiredStatuses: ['ci', 'lint'] });
-    expect(fourth.isDone()).toBe(true);
   });
 
-  test('kept no longer than policyKeptMs (a change whose webhook never came)', async () => {
-    const { host } = testHost({ policyKeptMs: 20 });
-    build(policyRead(nock(API)), 'run1', 'm1');
-    expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: true, requiredStatuses: ['ci'] });
+  test('kept no longer than settingsKeptMs', async () => {
+    const { host } = testHost({ settingsKeptMs: 20 });
+    build(settingsRead(branchRead(nock(API))), 'run1', 'm1');
+    expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: true });
     await new Promise((r) => setTimeout(r, 40));
-    const second = build(policyRead(nock(API), ['ci', 'lint']), 'run2', 'm2');
-    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, requiredStatuses: ['ci', 'lint'] });
+    const second = build(settingsRead(branchRead(nock(API))), 'run2', 'm2');
+    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true });
     expect(second.isDone()).toBe(true);
   });
 
   test('a refusal is never said on what was kept: read afresh first, so a fix the operator just made is seen', async () => {
     const { host } = testHost();
-    policyRead(nock(API), ['ci'], { allow_merge_commit: false });
+    settingsRead(branchRead(nock(API)), { allow_merge_commit: false });
     expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: false, reason: 'cannot_land', message: expect.stringMatching(/does not allow merge commit merges/) });
-    // Merge commits turned on (no webhook for it): the kept settings still say no, the fresh ones yes, and the run is built.
-    const scope = build(policyRead(nock(API), ['ci'], { allow_merge_commit: true }), 'run2', 'm2');
+    // Merge commits turned on: the kept settings still say no, so everything is read again, and the run is built.
+    const scope = build(settingsRead(branchRead(branchRead(nock(API))), { allow_merge_commit: true }), 'run2', 'm2');
     expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, testBranchSha: 'm2' });
     expect(scope.isDone()).toBe(true);
   });
 
-  test('a landing GitHub refused for a reason no PR caused forgets what was kept: the next run reads it again', async () => {
+  test('a landing GitHub refused for a reason no PR caused forgets what was kept: the next run reads the settings again', async () => {
     const { host, runs } = testHost();
-    build(policyRead(nock(API)), 'run1', 'm1');
+    build(settingsRead(branchRead(nock(API))), 'run1', 'm1');
     expect(await host.startTestRun(one('run1'))).toMatchObject({ ok: true });
     runs.push(testRunRecord({ status: 'succeeded', testBranchSha: 'm1' }));
     nock(API)
@@ -474,11 +459,11 @@ describe('protection, rules and settings kept between runs (three requests a run
       .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
       .reply(200, { object: { sha: BASE } })
       .patch(`${REPO_PATH}/git/refs/heads%2Fmain`)
-      .reply(422, { message: 'Protected branch update failed for refs/heads/main: Required status check "lint" is expected.' });
+      .reply(422, { message: 'Protected branch update failed for refs/heads/main: Changes must be made through a pull request.' });
     const landed = await host.merge({ repo: REPO, targetBranch: 'main', runId: 'run1', expectedBaseSha: BASE, heads: [{ prNumber: 2, headSha: HEAD2 }], mergeMethod: 'merge_commit' });
     expect(landed).toMatchObject({ ok: false, reason: 'blocked' });
-    const next = build(policyRead(nock(API), ['ci', 'lint']), 'run2', 'm2');
-    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true, requiredStatuses: ['ci', 'lint'] });
+    const next = build(settingsRead(branchRead(nock(API))), 'run2', 'm2');
+    expect(await host.startTestRun(one('run2'))).toMatchObject({ ok: true });
     expect(next.isDone()).toBe(true);
   });
 });

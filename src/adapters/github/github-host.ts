@@ -40,8 +40,8 @@ export interface GitHubHostOptions {
   hostName?: string;
   /** The App's slug (bypass lists name apps by it); null when it cannot be known, and bypass is then not predicted. */
   appSlug?: () => Promise<string | null>;
-  /** How long a repository's protection, rules and settings are taken as read (tests shorten it); see LandingPolicies. */
-  policyKeptMs?: number;
+  /** How long a repository's merge settings and rulesets' bypass are taken as read (tests shorten it); see LandingPolicies. */
+  settingsKeptMs?: number;
 }
 
 /** How soon a test commit whose checks were reported early is looked at again (the runner records it meanwhile). */
@@ -66,18 +66,13 @@ export class GitHubHost implements GitHost {
   private readonly reported = new Set<string>();
   /** Commits whose checks changed before any run was known to test them: a run just built may be one (see startTestRun). */
   private readonly unclaimed = new Set<string>();
-  /** Protection, rules and merge settings, kept between runs and between reads of blocked PRs. */
+  /** Merge settings and rulesets' bypass kept between runs; protection and rules between reads of blocked PRs. */
   private readonly policies: LandingPolicies;
 
   constructor(private readonly options: GitHubHostOptions) {
     this.now = options.now ?? Date.now;
     this.hostName = (options.hostName ?? GITHUB_HOST).toLowerCase();
-    this.policies = new LandingPolicies(options.log, options.policyKeptMs);
-  }
-
-  /** GitHub said a repository's branch protection, rulesets or settings changed (a webhook): they are read again. */
-  policyChanged(repo: RepoRef): void {
-    this.policies.forget(repo);
+    this.policies = new LandingPolicies(options.log, options.settingsKeptMs);
   }
 
   async readPullRequest(repo: RepoRef, prNumber: number): Promise<PullRequestFacts | null> {
@@ -85,7 +80,8 @@ export class GitHubHost implements GitHost {
     try {
       const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: prNumber });
       const blocked = pr.state === 'open' && pr.mergeable === true && pr.mergeable_state === 'blocked';
-      // Every blocked PR read again (each check event naming it, the slow re-read of waiting PRs) would read them again.
+      // Protection and rules as read within the last minute: every blocked PR read again (each check event naming it,
+      // and the slow re-read of waiting PRs) would otherwise read them twice more.
       const policy = () => this.policies.reads(client, repo).branch(pr.base.ref);
       const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { number: prNumber, baseBranch: pr.base.ref, headSha: pr.head.sha }, { log: this.options.log, policy }));
       return toPullRequestFacts(pr, new Date(this.now()), checksPending);
@@ -104,7 +100,7 @@ export class GitHubHost implements GitHost {
     const client = await this.options.octokitFor(repo);
     // Before building anything: a run that cannot be decided, or could never land, is not worth a branch or CI.
     let judged = await this.judgeLanding(client, request, false);
-    // What was kept may predate a fix the operator just made: a run is refused only on a fresh reading.
+    // The settings kept may predate a fix the operator just made: a run is refused only on a fresh reading.
     if ('refused' in judged && judged.fromKept) judged = await this.judgeLanding(client, request, true);
     if ('refused' in judged) return judged.refused;
     const { required } = judged;
@@ -153,7 +149,7 @@ export class GitHubHost implements GitHost {
     const run = await this.testRun(repo, targetBranch, runId);
     // Its test branch went when its checks decided it (decideRunAt): the tested commit stays, and lands.
     const outcome = run?.landedWithoutCi ? await landDirectly(client, request, this.options.log) : await landTestedCommit(client, request, run?.testBranchSha ?? null, this.options.log);
-    // GitHub refused for a reason no PR caused, which the kept policy did not predict: the next run reads it afresh.
+    // GitHub refused for a reason no PR caused, which the kept settings did not predict: the next run reads them afresh.
     if (!outcome.ok && outcome.reason === 'blocked') this.policies.forget(repo);
     return outcome;
   }
@@ -233,7 +229,8 @@ export class GitHubHost implements GitHost {
   private async judgeLanding(client: GitHubClient, request: TestRunRequest, fresh: boolean): Promise<{ required: RequiredStatuses } | { refused: TestRunStarted; fromKept: boolean }> {
     const { repo, targetBranch } = request;
     const reads = this.policies.reads(client, repo, { fresh });
-    const policy = await reads.branch(targetBranch);
+    // Read for every run: the checks that decide it come from them (see BRANCH_KEPT_MS).
+    const policy = await reads.branchNow(targetBranch);
     const required = resolveRequiredStatuses(targetBranch, request.requiredStatuses, policy);
     if (!required) return { refused: { ok: false, reason: 'no_required_statuses', message: noRequiredStatusesMessage(targetBranch) }, fromKept: reads.fromKept() };
     const refusal = await landingRefusal(reads, targetBranch, request.mergeMethod, policy, await this.appSlug());

@@ -5,57 +5,62 @@ import { getData, repoParams, type GitHubClient, type GitHubLog } from './github
 import type { RepositoryData, RulesetData } from './github-types.js';
 
 /**
- * How long what a repository's landing depends on is taken as read. GitHub tells of a change by webhook
- * (`branch_protection_rule`, `repository_ruleset`, `repository`), and each forgets its repository's at once; this
- * bounds how stale they can be when no webhook came: it was lost, went to another replica, or was never sent (an
- * organization's ruleset reaches only the organization's webhooks).
+ * How long a repository's merge settings and its rulesets' bypass are taken as read. They only predict a
+ * refusal before any CI is spent: one kept too long either predicts nothing, and GitHub's refusal of the
+ * landing says it instead (which forgets them), or predicts a refusal, which is read afresh before it is said.
  */
-export const LANDING_POLICY_KEPT_MS = 5 * 60_000;
+export const SETTINGS_KEPT_MS = 5 * 60_000;
+/**
+ * How long a branch's protection and rules are taken as read for telling a blocked PR's block apart. A run
+ * always reads them afresh: the checks that decide it come from them, and a ruleset the App may bypass would
+ * not stop a landing that lacks a check added since.
+ */
+export const BRANCH_KEPT_MS = 60_000;
 
 /**
- * A repository's branch protection and rules, its merge settings and the rulesets' bypass, kept between runs:
- * reading them afresh for every run cost three requests a run (a third of a lone PR's budget) and they rarely
- * change. A caller that would refuse a run on what was kept reads afresh first (`fresh`), so a fix the operator
- * just made is never refused on an old reading.
+ * What a landing depends on, kept a while: reading the repository's settings for every run cost a request a
+ * run (bench:github) and they rarely change.
  */
 export class LandingPolicies {
-  private readonly kept: LRUCache<string, Promise<unknown>>;
+  private readonly kept = new LRUCache<string, Promise<unknown>>({ max: 2_000, ttl: SETTINGS_KEPT_MS });
 
-  constructor(private readonly log?: GitHubLog, keptMs = LANDING_POLICY_KEPT_MS) {
-    this.kept = new LRUCache({ max: 2_000, ttl: keptMs });
-  }
+  constructor(
+    private readonly log?: GitHubLog,
+    private readonly settingsKeptMs = SETTINGS_KEPT_MS,
+  ) {}
 
   /**
-   * Reads for one repository: kept ones, or (`fresh`) read again now and kept from then. `fromKept` tells whether
-   * any answer so far came from what was kept.
+   * Reads for one repository: kept ones, or (`fresh`) read again now and kept from then. `branch` is kept for
+   * BRANCH_KEPT_MS, `branchNow` always read. `fromKept` tells whether any answer so far came from what was kept.
    */
-  reads(client: GitHubClient, repo: RepoRef, options: { fresh?: boolean } = {}): PolicyReads & { branch(branch: string): Promise<BranchPolicy>; fromKept(): boolean } {
+  reads(client: GitHubClient, repo: RepoRef, options: { fresh?: boolean } = {}): PolicyReads & { branch(branch: string): Promise<BranchPolicy>; branchNow(branch: string): Promise<BranchPolicy>; fromKept(): boolean } {
     let fromKept = false;
-    const keep = <T>(what: string, read: () => Promise<T>): Promise<T> => {
-      const { reading, kept } = this.keep(repo, what, read, options.fresh ?? false);
+    const keep = <T>(what: string, keptMs: number, read: () => Promise<T>, fresh = options.fresh ?? false): Promise<T> => {
+      const { reading, kept } = this.keep(`${repoKey(repo)}\n${what}`, keptMs, read, fresh);
       fromKept ||= kept;
       return reading;
     };
+    const branchPolicy = (branch: string) => () => readBranchPolicy(client, repo, branch, this.log);
     return {
-      branch: (branch) => keep(`branch\n${branch}`, () => readBranchPolicy(client, repo, branch, this.log)),
-      repository: () => keep('repository', () => getData<RepositoryData>(client, 'GET /repos/{owner}/{repo}', repoParams(repo))),
-      ruleset: (id) => keep(`ruleset\n${id}`, () => getData<RulesetData>(client, 'GET /repos/{owner}/{repo}/rulesets/{ruleset_id}', { ...repoParams(repo), ruleset_id: id })),
+      branch: (branch) => keep(`branch\n${branch}`, BRANCH_KEPT_MS, branchPolicy(branch)),
+      branchNow: (branch) => keep(`branch\n${branch}`, BRANCH_KEPT_MS, branchPolicy(branch), true),
+      repository: () => keep('repository', this.settingsKeptMs, () => getData<RepositoryData>(client, 'GET /repos/{owner}/{repo}', repoParams(repo))),
+      ruleset: (id) => keep(`ruleset\n${id}`, this.settingsKeptMs, () => getData<RulesetData>(client, 'GET /repos/{owner}/{repo}/rulesets/{ruleset_id}', { ...repoParams(repo), ruleset_id: id })),
       fromKept: () => fromKept,
     };
   }
 
-  /** GitHub said the repository's protection, rulesets or settings changed: everything kept of it is read again. */
+  /** GitHub refused a landing for a reason no PR caused: what was kept of the repository is read again. */
   forget(repo: RepoRef): void {
     const prefix = `${repoKey(repo)}\n`;
     for (const key of [...this.kept.keys()]) if (key.startsWith(prefix)) this.kept.delete(key);
   }
 
-  private keep<T>(repo: RepoRef, what: string, read: () => Promise<T>, fresh: boolean): { reading: Promise<T>; kept: boolean } {
-    const key = `${repoKey(repo)}\n${what}`;
+  private keep<T>(key: string, keptMs: number, read: () => Promise<T>, fresh: boolean): { reading: Promise<T>; kept: boolean } {
     const known = fresh ? undefined : (this.kept.get(key) as Promise<T> | undefined);
     if (known) return { reading: known, kept: true };
     const reading = read();
-    this.kept.set(key, reading);
+    this.kept.set(key, reading, { ttl: keptMs });
     // A failed read is not kept: the next asks again.
     reading.catch(() => {
       if (this.kept.get(key) === reading) this.kept.delete(key);

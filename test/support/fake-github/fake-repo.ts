@@ -1,7 +1,5 @@
 import type { FakeGitHub } from './index.js';
-import type { FakeEvent, Permission, RequiredCheck, RulesetRule, Sha } from './model.js';
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+import type { Permission, RequiredCheck, RulesetRule, Sha } from './model.js';
 import type { MergeMethod } from './state.js';
 
 /** Test helpers for one repository: set up branches, PRs, protection; read PRs back. */
@@ -218,7 +216,6 @@ export class FakeRepo {
   }
 
   protectBranch(branch: string, options: ProtectionOptions = {}): void {
-    const action = this.r.protection.has(branch) ? 'edited' : 'created';
     const checks = (options.requiredChecks ?? []).map((c) => (typeof c === 'string' ? { context: c, appId: null } : c));
     this.r.protection.set(branch, {
       requiredStatusChecks: options.requiredChecks ? { strict: options.strict ?? false, checks } : undefined,
@@ -228,17 +225,15 @@ export class FakeRepo {
       requiredLinearHistory: options.requiredLinearHistory,
       pushAllowances: options.pushAllowances,
     });
-    this.settingsChanged({ name: 'branch_protection_rule', action, branch });
   }
 
   /** The repository's merge button settings; unnamed methods keep theirs. */
   allowMergeMethods(methods: Partial<{ merge: boolean; squash: boolean; rebase: boolean }>): void {
     Object.assign(this.r.allowedMergeMethods, methods);
-    this.settingsChanged({ name: 'repository', action: 'edited' });
   }
 
   unprotectBranch(branch: string): void {
-    if (this.r.protection.delete(branch)) this.settingsChanged({ name: 'branch_protection_rule', action: 'deleted', branch });
+    this.r.protection.delete(branch);
   }
 
   /** Adds a ruleset; returns its id. */
@@ -268,13 +263,7 @@ export class FakeRepo {
     }
     const id = this.fake.state.nextId();
     this.r.rulesets.push({ id, name: options.name ?? `ruleset-${id}`, enforcement: options.enforcement ?? 'active', include: options.include ?? ['~DEFAULT_BRANCH'], exclude: options.exclude ?? [], rules, bypassLogins: options.bypassLogins ?? [] });
-    this.settingsChanged({ name: 'repository_ruleset', action: 'created', rulesetId: id });
     return id;
-  }
-
-  /** GitHub tells of a change to protection, rulesets or settings by webhook, sent by the repository's owner here. */
-  private settingsChanged(event: DistributiveOmit<Extract<FakeEvent, { name: 'branch_protection_rule' | 'repository_ruleset' | 'repository' }>, 'repo' | 'sender'>): void {
-    this.fake.state.emit({ ...event, repo: this.r.fullName, sender: this.r.owner } as FakeEvent);
   }
 
   setPermission(user: string, permission: Permission): void {

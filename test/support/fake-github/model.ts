@@ -220,7 +220,4 @@ export type FakeEvent =
   | { name: 'check_suite'; action: 'completed'; repo: string; checkSuiteId: number; headSha: Sha; appId: number; sender: string }
   | { name: 'status'; repo: string; id: number; sender: string }
   | { name: 'issue_comment'; action: 'created' | 'edited' | 'deleted'; repo: string; number: number; commentId: number; sender: string }
-  | { name: 'pull_request_review'; action: 'submitted'; repo: string; number: number; reviewId: number; sender: string }
-  | { name: 'branch_protection_rule'; action: 'created' | 'edited' | 'deleted'; repo: string; branch: string; sender: string }
-  | { name: 'repository_ruleset'; action: 'created' | 'edited' | 'deleted'; repo: string; rulesetId: number; sender: string }
-  | { name: 'repository'; action: 'edited'; repo: string; sender: string };
+  | { name: 'pull_request_review'; action: 'submitted'; repo: string; number: number; reviewId: number; sender: string };

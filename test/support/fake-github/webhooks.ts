@@ -117,8 +117,7 @@ export class FakeWebhooks {
     const repo = this.state.repo(e.repo);
     const own = this.specific(e, repo);
     const action = 'action' in e ? e.action : undefined;
-    // @octokit/webhooks-examples has no repository_ruleset example: its payload is the fake's own alone.
-    let payload = e.name === 'repository_ruleset' ? {} : findExample(e.name, action);
+    let payload = findExample(e.name, action);
     for (const key of REPLACED) if (key in own) delete payload[key];
     payload = deepMerge(deepMerge(payload, this.envelope(repo, e.sender)), own);
     if (e.name === 'push') {
@@ -227,20 +226,6 @@ export class FakeWebhooks {
       }
       case 'check_suite':
         return { action: e.action, check_suite: this.checkSuite(repo, e.checkSuiteId, e.headSha, e.appId) };
-      case 'branch_protection_rule': {
-        const rule = repo.protection.get(e.branch);
-        const checks = rule?.requiredStatusChecks?.checks.map((c) => c.context) ?? [];
-        return { action: e.action, rule: { name: e.branch, repository_id: repo.id, required_status_checks: checks, required_status_checks_enforcement_level: checks.length > 0 ? 'non_admins' : 'off' } };
-      }
-      case 'repository_ruleset': {
-        const ruleset = repo.rulesets.find((r) => r.id === e.rulesetId);
-        return {
-          action: e.action,
-          repository_ruleset: { id: e.rulesetId, name: ruleset?.name ?? '', target: 'branch', source_type: 'Repository', source: repo.fullName, enforcement: ruleset?.enforcement ?? 'disabled', rules: ruleset?.rules ?? [] },
-        };
-      }
-      case 'repository':
-        return { action: e.action, changes: {} };
       case 'status': {
         const s = state.statuses.find((x) => x.id === e.id)!;
         const branches = [...repo.refs.entries()]
