@@ -233,7 +233,8 @@ function vouchFor(ctx: DecisionContext, run: EngineRun): void {
   if (ctx.state.config.tuning !== 'adaptive') return;
   for (const head of [...run.ahead, ...run.unit]) {
     const entry = ctx.entry(head.entryId);
-    if (!entry || entry.vouched) continue;
+    // Only for the head it tested: a PR pushed to (a new attempt) since is not what passed.
+    if (!entry || entry.vouched || entry.facts?.headSha !== head.headSha) continue;
     entry.vouched = true;
     ctx.entryChanged();
   }

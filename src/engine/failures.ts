@@ -177,7 +177,9 @@ export function packByRisk<M extends { i: number; risk: number }>(members: M[], 
  * A PR of a failed batch (a bisection part) is not retried: its failure alone
  * is the second that points at it, no flake. On seeds 6-15 this took (g), 10 %
  * flaky runs, from a mean p95 of 247 to 210 min (ahead of every peer on
- * merged/h on 9 → 10 seeds); (a) and (b) did not move.
+ * merged/h on 9 → 10 seeds); (a) and (b) did not move. Unless a passed run
+ * held it (EngineEntry.vouched): then it is retried once, whatever its risk or
+ * part, and stays in the chain.
  */
 const FLAKE_RETRY_BELOW = 0.15;
 
@@ -190,13 +192,15 @@ function retry(ctx: DecisionContext, run: EngineRun, entryId: string, reason: st
   const entry = ctx.entry(entryId);
   const done = entry?.retries ?? 0;
   const adaptive = ctx.state.config.tuning === 'adaptive';
-  // A PR a passed run vouched for does not break: its failure alone is a flake's (or what landed since is at odds with it).
+  // A PR a passed run held is unlikely to break: its failure alone is likelier a flake's than its own (unless what
+  // landed since is at odds with it, which its retry then says).
   const vouched = adaptive && entry?.vouched === true && done === 0;
   const likelyFlake = vouched || (entry?.risk !== undefined && done === 0 && !entry.bisection && adaptive && entry.risk < FLAKE_RETRY_BELOW);
   const allowed = Math.max(ctx.state.config.retryFailedTests ?? 0, likelyFlake ? 1 : 0);
   if (!entry || reason !== 'failed_tests' || done >= allowed) return false;
   entry.retries = done + 1;
-  // Tested again apart: the runs behind are built without it, as its failure said they should.
+  // Tested again apart: the runs behind are built without it, as its failure said they should. Not a PR a passed
+  // run held: the runs behind are built on it again.
   if (likelyFlake && !vouched) entry.risk = LIKELY_BREAK;
   ctx.entryChanged();
   ctx.hint(entry.id, 'retried', `retry ${done + 1} of ${allowed}${detail ? ` after: ${detail}` : ''}`);
@@ -215,10 +219,11 @@ function blameFailedBatch(ctx: DecisionContext, run: EngineRun): void {
   if (ctx.state.config.tuning !== 'adaptive') return;
   const tuning = tuningOf(ctx.state);
   const all = run.unit.map((h) => ctx.entry(h.entryId)).filter((e) => e !== undefined);
-  // PRs a passed run vouched for take no blame, unless every PR of the batch was vouched for.
+  const passChance = (members: EngineEntry[]) => members.reduce((chance, e) => chance * (1 - breakChance(e, tuning)), 1);
+  // PRs a passed run held take no blame, unless none of the others could have failed it.
   const suspects = all.filter((e) => !e.vouched);
-  const entries = suspects.length > 0 ? suspects : all;
-  const allPass = entries.reduce((chance, e) => chance * (1 - breakChance(e, tuning)), 1);
+  const entries = passChance(suspects) < 1 ? suspects : all;
+  const allPass = passChance(entries);
   if (allPass >= 1) return;
   for (const entry of entries) entry.risk = Math.min(1, breakChance(entry, tuning) / (1 - allPass));
 }

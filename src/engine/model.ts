@@ -69,8 +69,9 @@ export interface EngineEntry {
   /** The client's hint as given; `risk` moves away from it once the records have spoken (or a run has). */
   hint?: number;
   /**
-   * A run with this PR in it passed (this attempt, adaptive tuning): it does not break the build, so a failure
-   * that seems to be its own is a flake's or a PR's beside it (failures.ts).
+   * A run with this head in it passed (adaptive tuning): it is unlikely to break the build (only a change landed
+   * since could be at odds with it), so a failure that seems its own is likelier a flake's or a PR's beside it
+   * (failures.ts: retried once, and no blame from a failed batch).
    */
   vouched?: true;
   /** The head the submission was for, when its sender named one: facts read later for another head are a push (see applyFacts). */
