@@ -1,7 +1,7 @@
 import { token } from './content.js';
 import type { DecisionContext } from './context.js';
 import type { EngineEntry, EngineRun } from './model.js';
-import { LIKELY_BREAK, likelyToBreak, runOf } from './order.js';
+import { LIKELY_BREAK, likelyToBreak, runOf, vouchedRetryDue } from './order.js';
 import { adoptProbes } from './probes.js';
 import { expectedAhead, reconcile } from './run-validity.js';
 import { breakChance, tuningOf } from './tuning.js';
@@ -179,7 +179,8 @@ export function packByRisk<M extends { i: number; risk: number }>(members: M[], 
  * flaky runs, from a mean p95 of 247 to 210 min (ahead of every peer on
  * merged/h on 9 → 10 seeds); (a) and (b) did not move. Unless a passed run
  * held it (EngineEntry.vouched): then it is retried once, whatever its risk or
- * part, and stays in the chain.
+ * part, and stays in the chain; the runs built on it stand meanwhile (order.ts
+ * vouchedRetryDue), so a passed run that vouched for it is not tested again.
  */
 const FLAKE_RETRY_BELOW = 0.15;
 
@@ -194,7 +195,7 @@ function retry(ctx: DecisionContext, run: EngineRun, entryId: string, reason: st
   const adaptive = ctx.state.config.tuning === 'adaptive';
   // A PR a passed run held is unlikely to break: its failure alone is likelier a flake's than its own (unless what
   // landed since is at odds with it, which its retry then says).
-  const vouched = adaptive && entry?.vouched === true && done === 0;
+  const vouched = entry !== undefined && vouchedRetryDue(ctx.state, entry, run);
   const likelyFlake = vouched || (entry?.risk !== undefined && done === 0 && !entry.bisection && adaptive && entry.risk < FLAKE_RETRY_BELOW);
   const allowed = Math.max(ctx.state.config.retryFailedTests ?? 0, likelyFlake ? 1 : 0);
   if (!entry || reason !== 'failed_tests' || done >= allowed) return false;

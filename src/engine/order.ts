@@ -61,10 +61,20 @@ export function expectedToMerge(state: EngineState, entry: EngineEntry): boolean
   if (status === 'passed') return true;
   if (status === 'failed') {
     const tuning = tuningOf(state);
-    return tuning.canOptimisticallyMerge || tuning.pendingFailureDepth > 0;
+    return tuning.canOptimisticallyMerge || tuning.pendingFailureDepth > 0 || vouchedRetryDue(state, entry, runOf(state, entry.id) as EngineRun);
   }
   // Bet against a PR predicted to break: runs behind it are built without it.
   return !likelyToBreak(entry);
+}
+
+/**
+ * A PR a passed run vouched for, whose own run failed its checks alone for the
+ * first time: failures.ts retry() tests it again, in the chain. Until then the
+ * runs behind keep betting on it, so the passed run that vouched for it stands
+ * rather than being rebuilt and tested again.
+ */
+export function vouchedRetryDue(state: EngineState, entry: EngineEntry, run: EngineRun): boolean {
+  return state.config.tuning === 'adaptive' && entry.vouched === true && (entry.retries ?? 0) === 0 && run.unit.length === 1 && (run.failureReason ?? 'failed_tests') === 'failed_tests';
 }
 
 /** Its risk says it is likely enough to break that runs behind should not bet on it (and no pass has answered that yet). */

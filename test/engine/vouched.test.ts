@@ -46,22 +46,11 @@ test('without that pass (its own run failed first), the same PR is ejected at on
   expect(statuses(q, 1).at(-1)).toBe('FAILED:failed_tests');
 });
 
-test("a failed batch's blame goes to its PRs no passed run vouched for", () => {
-  const q = oneOnTwo();
-  q.send({ type: 'run_finished', runId: 'r2', passed: true }, 29 * MINUTE);
-  submit(q, 3, 0.02, 29 * MINUTE);
-  q.send({ type: 'run_finished', runId: 'r1', passed: false, failedChecks: ['ci'] }, 30 * MINUTE);
-  const batch = started(q).find((r) => prs(r.unit).join() === '1,2,3') as EngineRun;
-  expect(batch).toBeDefined();
-  q.send({ type: 'run_finished', runId: batch.id, passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
-  // #3 alone could have failed it: P(#3 breaks | the batch failed) = 0.02 / (1 - 0.98). #1 and #2 keep their risks.
-  expect(entry(q, 3)?.risk).toBeCloseTo(1, 9);
-  expect(entry(q, 1)?.risk).toBe(0.3);
-  expect(entry(q, 2)?.risk).toBe(0.02);
-});
-
-/** #1 (30 %) alone, #2 on it, #3 on both; #2's run passes, then #1's fails: #1 is retried alone, #2 and #3 batched on it. */
-function threeDeep() {
+/**
+ * #1 (30 %) alone, #2 on it, #3 on both; #2's run passes, then #1's fails: #1 is retried alone, and the runs built on
+ * it stand (#2's passed run is not tested again).
+ */
+function threeDeep(passedToo: string[] = []) {
   const q = queueDriver({ concurrency: 3 });
   submit(q, 1, 0.3);
   submit(q, 2, 0.02);
@@ -71,42 +60,57 @@ function threeDeep() {
     ['r2', [1], [2]],
     ['r3', [1, 2], [3]],
   ]);
-  q.send({ type: 'run_finished', runId: 'r2', passed: true }, 29 * MINUTE);
+  for (const runId of ['r2', ...passedToo]) q.send({ type: 'run_finished', runId, passed: true }, 29 * MINUTE);
   q.send({ type: 'run_finished', runId: 'r1', passed: false, failedChecks: ['ci'] }, 30 * MINUTE);
-  expect(runs(q).slice(3)).toEqual([
-    ['r4', [], [1]],
-    ['r5', [1], [2, 3]],
-  ]);
+  expect(runs(q).slice(3)).toEqual([['r4', [], [1]]]);
+  // Before, #1's failure dropped r2 and r3 (built on it) and #2 and #3 were tested again.
+  expect(q.state.runs.map((r) => r.id)).toEqual(['r2', 'r3', 'r4']);
+  expect(q.state.runs[0]?.status).toBe('passed');
   return q;
 }
 
-test('once only: a vouched PR whose retry fails alone too is ejected', () => {
+test("the retry keeps the runs built on the PR: once it passes, the passed run's PRs land without another test", () => {
+  const q = threeDeep();
+  q.send({ type: 'run_finished', runId: 'r4', passed: true }, 60 * MINUTE);
+  const merges = () => q.log.flatMap((a) => (a.type === 'merge' ? [[a.runId, a.entryIds]] : []));
+  expect(merges()).toEqual([['r4', ['e1']]]);
+  q.send({ type: 'merge_finished', runId: 'r4', ok: true, newBaseSha: 'm-r4' }, 61 * MINUTE);
+  expect(merges()).toEqual([
+    ['r4', ['e1']],
+    ['r2', ['e2']],
+  ]);
+  expect(started(q)).toHaveLength(4);
+});
+
+test('once only: a vouched PR whose retry fails alone too is ejected, and the runs built on it are rebuilt', () => {
   const q = threeDeep();
   q.send({ type: 'run_finished', runId: 'r4', passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
   expect(statuses(q, 1).at(-1)).toBe('FAILED:failed_tests');
+  expect(runs(q).slice(4)).toEqual([['r5', [], [2, 3]]]);
 });
 
-test('a vouched part of a failed batch that fails alone is retried (before, a part was ejected at its first lone failure)', () => {
+test("a failed batch's blame goes to its PRs no passed run vouched for; a vouched part that fails alone is retried", () => {
+  // #2 vouched by r2, #3 not (r3 still running); #1 fails twice and leaves; #2 and #3 are batched.
   const q = threeDeep();
-  q.send({ type: 'run_finished', runId: 'r4', passed: true }, 60 * MINUTE);
-  q.send({ type: 'run_finished', runId: 'r5', passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
-  // Only #3 could have failed the batch: #2 is the safe part, #3 likely to break, alone and last.
-  expect(entry(q, 2)?.risk).toBe(0.02);
+  q.send({ type: 'run_finished', runId: 'r4', passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
+  q.send({ type: 'run_finished', runId: 'r5', passed: false, failedChecks: ['ci'] }, 90 * MINUTE);
+  // #3 alone could have failed it: P(#3 breaks | the batch failed) = 0.02 / (1 - 0.98). #2 keeps its risk.
   expect(entry(q, 3)?.risk).toBeCloseTo(1, 9);
+  expect(entry(q, 2)?.risk).toBe(0.02);
+  // Before vouching, a part was ejected at its first lone failure.
   const partOf = (n: number) => started(q).find((r) => prs(r.unit).join() === String(n) && r.isBisection) as EngineRun;
-  q.send({ type: 'run_finished', runId: partOf(2).id, passed: false, failedChecks: ['ci'] }, 90 * MINUTE);
+  q.send({ type: 'run_finished', runId: partOf(2).id, passed: false, failedChecks: ['ci'] }, 120 * MINUTE);
   expect(statuses(q, 2)).toContain('TESTING:retried');
   expect(statuses(q, 2)).not.toContain('FAILED:failed_tests');
 });
 
 test('a batch of vouched PRs only: the blame is shared as before', () => {
-  const q = oneOnTwo();
-  q.send({ type: 'run_finished', runId: 'r2', passed: true }, 29 * MINUTE);
-  q.send({ type: 'run_finished', runId: 'r1', passed: false, failedChecks: ['ci'] }, 30 * MINUTE);
-  expect(runs(q)[2]).toEqual(['r3', [], [1, 2]]);
-  q.send({ type: 'run_finished', runId: 'r3', passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
-  expect(entry(q, 1)?.risk).toBeCloseTo(0.3 / (1 - 0.7 * 0.98), 9);
-  expect(entry(q, 2)?.risk).toBeCloseTo(0.02 / (1 - 0.7 * 0.98), 9);
+  const q = threeDeep(['r3']);
+  q.send({ type: 'run_finished', runId: 'r4', passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
+  expect(runs(q).slice(4)).toEqual([['r5', [], [2, 3]]]);
+  q.send({ type: 'run_finished', runId: 'r5', passed: false, failedChecks: ['ci'] }, 90 * MINUTE);
+  expect(entry(q, 2)?.risk).toBeCloseTo(0.02 / (1 - 0.98 * 0.98), 9);
+  expect(entry(q, 3)?.risk).toBeCloseTo(0.02 / (1 - 0.98 * 0.98), 9);
 });
 
 test('a pass vouches only for the heads it tested, and only with adaptive tuning', () => {
