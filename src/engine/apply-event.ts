@@ -322,8 +322,20 @@ function moveBase(ctx: DecisionContext, sha: string, trusted = false): void {
     if (kept.length > 0) state.replacedBases = kept;
     else delete state.replacedBases;
   }
+  // The branch moved by itself (onto another root; before pruning, which folds roots): what passed on the old one
+  // says less of the new, where a PR vouched for may be at odds with what was pushed. Its failure is then judged as
+  // any PR's (failures.ts retry).
+  if (state.baseSha && normalizeBase(state, sha).root !== normalizeBase(state, state.baseSha).root) forgetVouches(ctx);
   state.baseSha = sha;
   pruneKnownBases(ctx);
+}
+
+function forgetVouches(ctx: DecisionContext): void {
+  for (const entry of ctx.state.entries) {
+    if (!entry.vouched) continue;
+    delete entry.vouched;
+    ctx.entryChanged();
+  }
 }
 
 /**

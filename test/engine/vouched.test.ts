@@ -128,3 +128,33 @@ test('a pass vouches only for the heads it tested, and only with adaptive tuning
   expect(fixed.state.entries.some((e) => e.vouched)).toBe(false);
   expect(fixed.log.some((a) => a.type === 'merge')).toBe(true);
 });
+
+test('the branch moved by itself: what passed on the old one vouches for nothing, and a lone failure ejects as before', () => {
+  const q = oneOnTwo();
+  q.send({ type: 'run_finished', runId: 'r2', passed: true }, 29 * MINUTE);
+  expect(entry(q, 1)?.vouched).toBe(true);
+  q.send({ type: 'base_moved', sha: 'pushed1' }, 29 * MINUTE);
+  expect(q.state.entries.some((e) => e.vouched)).toBe(false);
+  // Tested again on the pushed branch as a batch, which fails; #1 is the part likely to break, alone.
+  expect(runs(q)[2]).toEqual(['r3', [], [1, 2]]);
+  q.send({ type: 'run_finished', runId: 'r3', passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
+  // #2's part (the probe adopted) passes; #1's part, built on it, fails.
+  expect(runs(q).slice(3)).toEqual([
+    ['r4', [], [2]],
+    ['r5', [2], [1]],
+  ]);
+  q.send({ type: 'run_finished', runId: 'r4', passed: true }, 80 * MINUTE);
+  q.send({ type: 'run_finished', runId: 'r5', passed: false, failedChecks: ['ci'] }, 90 * MINUTE);
+  // Still vouched for, it would be retried (a vouched part is, whatever its risk).
+  expect(statuses(q, 1)).not.toContain('TESTING:retried');
+  expect(statuses(q, 1).at(-1)).toBe('FAILED:failed_tests');
+});
+
+test("the queue's own landings keep the vouches of the PRs still queued", () => {
+  const q = threeDeep();
+  expect(entry(q, 3)?.vouched).toBeUndefined();
+  q.send({ type: 'run_finished', runId: 'r4', passed: true }, 60 * MINUTE);
+  q.send({ type: 'merge_finished', runId: 'r4', ok: true, newBaseSha: 'm-r4' }, 61 * MINUTE);
+  expect(q.state.baseSha).toBe('m-r4');
+  expect(entry(q, 2)?.vouched).toBe(true);
+});
