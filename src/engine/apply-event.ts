@@ -322,10 +322,10 @@ function moveBase(ctx: DecisionContext, sha: string, trusted = false): void {
     if (kept.length > 0) state.replacedBases = kept;
     else delete state.replacedBases;
   }
-  // The branch moved by itself (onto another root; before pruning, which folds roots): what passed on the old one
-  // says less of the new, where a PR vouched for may be at odds with what was pushed. Its failure is then judged as
-  // any PR's (failures.ts retry).
-  if (state.baseSha && normalizeBase(state, sha).root !== normalizeBase(state, state.baseSha).root) forgetVouches(ctx);
+  // The branch moved by itself (the queue's own landings set the base in merge_finished, not here): what passed on
+  // the old one says less of the new, where a PR vouched for may be at odds with what was pushed. Its failure is then
+  // judged as any PR's (failures.ts retry).
+  forgetVouches(ctx);
   state.baseSha = sha;
   pruneKnownBases(ctx);
 }

@@ -57,11 +57,13 @@ export function queueOrder(state: EngineState): EngineEntry[] {
  * run that contains it (optimistic merge) or the runs behind it we wait for.
  */
 export function expectedToMerge(state: EngineState, entry: EngineEntry): boolean {
-  const status = runOf(state, entry.id)?.status;
-  if (status === 'passed') return true;
-  if (status === 'failed') {
+  const run = runOf(state, entry.id);
+  if (run?.status === 'passed') return true;
+  if (run?.status === 'failed') {
     const tuning = tuningOf(state);
-    return tuning.canOptimisticallyMerge || tuning.pendingFailureDepth > 0 || vouchedRetryDue(state, entry, runOf(state, entry.id) as EngineRun);
+    // A vouched PR's retry (failures.ts) keeps it in the chain only if it is not likely to break: one that is would be
+    // left out of the runs behind once retried, and they would be built twice.
+    return tuning.canOptimisticallyMerge || tuning.pendingFailureDepth > 0 || (vouchedRetryDue(state, entry, run) && !likelyToBreak(entry));
   }
   // Bet against a PR predicted to break: runs behind it are built without it.
   return !likelyToBreak(entry);

@@ -113,6 +113,24 @@ test('a batch of vouched PRs only: the blame is shared as before', () => {
   expect(entry(q, 3)?.risk).toBeCloseTo(0.02 / (1 - 0.98 * 0.98), 9);
 });
 
+test('a vouched PR likely to break is retried apart: the run beside it is neither dropped nor started twice', () => {
+  // #2 and #3 both vouched; #1 leaves; their batch fails and each is blamed about half: two lone parts, r6 and r7.
+  const q = threeDeep(['r3']);
+  q.send({ type: 'run_finished', runId: 'r4', passed: false, failedChecks: ['ci'] }, 60 * MINUTE);
+  q.send({ type: 'run_finished', runId: 'r5', passed: false, failedChecks: ['ci'] }, 90 * MINUTE);
+  expect(entry(q, 2)?.risk).toBeGreaterThanOrEqual(0.4);
+  expect(runs(q).slice(5)).toEqual([
+    ['r6', [], [2]],
+    ['r7', [], [3]],
+  ]);
+  q.send({ type: 'run_finished', runId: 'r7', passed: true }, 100 * MINUTE);
+  q.send({ type: 'run_finished', runId: 'r6', passed: false, failedChecks: ['ci'] }, 110 * MINUTE);
+  expect(statuses(q, 2)).toContain('TESTING:retried');
+  // Before, #2's failure first kept it in the chain, then its retry left it out: r7 was dropped and tested again.
+  expect(runs(q).slice(7)).toEqual([['r8', [], [2]]]);
+  expect(q.state.runs.find((r) => r.id === 'r7')?.status).toBe('passed');
+});
+
 test('a pass vouches only for the heads it tested, and only with adaptive tuning', () => {
   const q = oneOnTwo();
   // #1's head changed in the same round as the pass (a push and its resubmission, decided together): not vouched.
@@ -150,7 +168,7 @@ test('the branch moved by itself: what passed on the old one vouches for nothing
   expect(statuses(q, 1).at(-1)).toBe('FAILED:failed_tests');
 });
 
-test("the queue's own landings keep the vouches of the PRs still queued", () => {
+test("the queue's own landings keep the vouches of the PRs still queued (they set the base without moving it by itself)", () => {
   const q = threeDeep();
   expect(entry(q, 3)?.vouched).toBeUndefined();
   q.send({ type: 'run_finished', runId: 'r4', passed: true }, 60 * MINUTE);
