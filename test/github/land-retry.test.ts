@@ -137,19 +137,43 @@ describe('closing the PRs after the landing', () => {
     expect(log.entries).toContainEqual(expect.objectContaining({ level: 'warn', message: 'could not comment on a landed pull request' }));
   });
 
-  test('failing transiently (502): thrown for the outage back-off; the retry, after a push meanwhile, closes it and lands nothing twice', async () => {
+  test('failing transiently (502): thrown for the outage back-off; the retry, after a push meanwhile, closes it, lands nothing twice and comments once', async () => {
     const { n, tested, merge } = await testedPullRequest('squash');
     fake.failNext({ operationId: 'pulls/update', status: 502, message: 'Server Error' });
+    const landedComments = () => repo.comments(n).filter((c) => c.body.startsWith('Landed on'));
 
     const failure = await landTestedCommit(client, merge, tested, recordingLog()).catch((error: unknown) => error);
     expect(isTransientHostError(failure)).toBe(true);
     expect(repo.pullRequest(n).state).toBe('open');
+    expect(landedComments()).toHaveLength(1);
     const pushed = repo.push('main', { change: 'someone-else' });
 
     expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
     expect(repo.branch('main')).toBe(pushed);
     expect(repo.pullRequest(n).state).toBe('closed');
     expect(refUpdates()).toHaveLength(1);
+    // Before, the retry posted its comment again.
+    expect(landedComments()).toHaveLength(1);
+  });
+
+  test('the comment failing transiently: the retry posts it (nothing was posted), once', async () => {
+    const { n, tested, merge } = await testedPullRequest('squash');
+    fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error' });
+
+    const failure = await landTestedCommit(client, merge, tested, recordingLog()).catch((error: unknown) => error);
+    expect(isTransientHostError(failure)).toBe(true);
+    expect(repo.comments(n)).toHaveLength(0);
+
+    expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.pullRequest(n).state).toBe('closed');
+    expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+  });
+
+  test('a first landing does not read the comments (nothing can be there yet): no request spent', async () => {
+    const { n, tested, merge } = await testedPullRequest('squash');
+    expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.comments(n)).toHaveLength(1);
+    expect(fake.requestsTo('issues/list-comments')).toHaveLength(0);
   });
 });
 

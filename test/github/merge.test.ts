@@ -153,6 +153,10 @@ test('squash, asked again after a landing cut short (one PR closed, one not): th
     .reply(200, pr(2, HEAD2, { state: 'closed' }))
     .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
     .reply(200, { object: { sha: 'tested' } })
+    // Asked again: whether the attempt cut short commented already (it did not here).
+    .get(`${REPO_PATH}/issues/3/comments`)
+    .query(true)
+    .reply(200, [{ id: 1, body: 'LGTM' }])
     .get(`${REPO_PATH}/pulls/3`)
     .reply(200, pr(3, HEAD3))
     .post(`${REPO_PATH}/issues/3/comments`)

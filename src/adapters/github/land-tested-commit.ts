@@ -67,7 +67,7 @@ export async function landTestedCommit(
       if (landed) {
         const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged && p.head.sha === testedHead.get(p.number));
         log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-        if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log);
+        if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, true);
         return { ok: true, newBaseSha: landed };
       }
       // Nothing landed. A push after the test: landing now would land the old head and leave the PR open.
@@ -84,7 +84,7 @@ export async function landTestedCommit(
     const landed = await landedAlready(client, request, testedSha, head);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log);
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, true);
       return { ok: true, newBaseSha: landed };
     }
     log.info({ ...where, expected: request.expectedBaseSha, head }, 'the branch is not where the queue expects it: its head is read before anything lands');
@@ -97,7 +97,7 @@ export async function landTestedCommit(
     const landed = await landedAlready(client, request, testedSha);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log);
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, true);
       return { ok: true, newBaseSha: landed };
     }
     const moved = await landOnMovedBase(client, request, testedSha, log, retryMs);
@@ -279,37 +279,57 @@ async function currentPullRequests(client: GitHubClient, repo: RepoRef, base: st
  * Squashed or replayed PRs are not their heads: GitHub leaves them open, so the queue
  * closes them and says where they went. After the landing, so best effort: a refusal
  * is logged and the PRs stay landed; a transient failure is thrown (see landTestedCommit).
+ * `again`: an earlier attempt landed the run and may have commented before it failed
+ * (a close that failed transiently): its comment, found by the run's marker, is not
+ * posted twice. The first attempt does not look, as nothing can be there yet.
  */
-async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog): Promise<void> {
+async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog, again = false): Promise<void> {
+  const marker = `<!-- merge-queue: landed run ${request.runId} -->`;
   for (const pr of prs) {
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
     const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
+    const commented = again && (await commentedAlready(client, repo, pr.number, marker, log, where));
     // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
     // by review: such a PR was closed as landed). It stays open and says which head landed; its new commits are the
     // author's to queue again.
     const headNow = await headAfterLanding(client, repo, pr.number, log, where);
     if (headNow !== pr.head.sha) {
+      if (commented) continue;
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
           issue_number: pr.number,
           body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${
             headNow ? `Commits pushed since (the head is now ${headNow.slice(0, 7)}) did not land, so` : 'Its head could not be read again, so'
-          } the pull request stays open.`,
+          } the pull request stays open.\n\n${marker}`,
         }),
       );
       continue;
     }
-    await afterLanding(log, where, 'could not comment on a landed pull request', () =>
-      client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-        ...repoParams(repo),
-        issue_number: pr.number,
-        body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.`,
-      }),
-    );
+    if (!commented) {
+      await afterLanding(log, where, 'could not comment on a landed pull request', () =>
+        client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+          ...repoParams(repo),
+          issue_number: pr.number,
+          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.\n\n${marker}`,
+        }),
+      );
+    }
     await afterLanding(log, where, 'could not close a landed pull request', () =>
       client.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: pr.number, state: 'closed' }),
     );
+  }
+}
+
+/** Whether a comment of an earlier attempt is on the PR; a refusal to list them says no (logged), a transient failure is thrown. */
+async function commentedAlready(client: GitHubClient, repo: RepoRef, number: number, marker: string, log: GitHubLog, details: object): Promise<boolean> {
+  try {
+    const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: number }, (data) => data as Array<{ body?: string }>);
+    return comments.some((c) => c.body?.includes(marker) === true);
+  } catch (error) {
+    if (isTransientHostError(error)) throw error;
+    log.warn({ ...details, err: error }, "could not read a landed pull request's comments");
+    return false;
   }
 }
 
