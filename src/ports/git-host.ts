@@ -72,6 +72,8 @@ export interface MergeRequest {
   expectedBaseSha: string;
   heads: TestedHead[];
   mergeMethod: MergeMethod;
+  /** Carried out again after a transient failure: an earlier attempt may have landed it, and said so on its PRs. */
+  askedAgain?: boolean;
 }
 
 export type MergeOutcome =

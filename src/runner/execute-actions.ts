@@ -53,7 +53,8 @@ export function isHostAction(action: RunnerAction): boolean {
  * goes to the queue's inbox, never straight to decide(). Throws on host
  * failures (the caller retries them); refusals come back as values.
  */
-export async function executeHostAction(ctx: ActionContext, action: RunnerAction): Promise<void> {
+/** `again`: the same action was carried out before and failed transiently (it may have got partly through). */
+export async function executeHostAction(ctx: ActionContext, action: RunnerAction, again = false): Promise<void> {
   switch (action.type) {
     case 'publish_status':
       return showOnPullRequest(ctx, action);
@@ -62,7 +63,7 @@ export async function executeHostAction(ctx: ActionContext, action: RunnerAction
     case 'cancel_run':
       return cancelRun(ctx, action.runId);
     case 'merge':
-      return merge(ctx, action);
+      return merge(ctx, action, again);
     case 'refresh_pull_request':
       return refreshPullRequest(ctx, action.prNumber);
     case 'read_base_head': {
@@ -333,7 +334,7 @@ async function cancelRun(ctx: ActionContext, engineRunId: string): Promise<void>
   await hostOf(ctx)?.cancelTestRun(ctx.queue.repo, record.id);
 }
 
-async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: 'merge' }>): Promise<void> {
+async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: 'merge' }>, again: boolean): Promise<void> {
   const record = await ctx.stores.testRuns.findByEngineRunId(ctx.queue.id, action.runId);
   const host = hostOf(ctx);
   if (!record || !host) {
@@ -351,6 +352,7 @@ async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: '
     expectedBaseSha: action.expectedBaseSha,
     heads,
     mergeMethod: ctx.queue.config.mergeMethod,
+    ...(again ? { askedAgain: true } : {}),
   });
   await ctx.report(mergeFinished(action.runId, outcome, record));
   // A PR that closed or moved under the queue: its facts tell the engine what became of it.

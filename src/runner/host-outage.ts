@@ -49,10 +49,10 @@ export interface OutageDeps {
  */
 export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerAction, tracking: OutageTracking, deps: OutageDeps): Promise<boolean> {
   let racesLost = 0;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
     if (!(await deps.mayAct())) return false;
     try {
-      await executeHostAction(ctx, action);
+      await executeHostAction(ctx, action, attempt > 0);
       if (tracking.outage) await recovered(tracking, deps);
       return true;
     } catch (error) {

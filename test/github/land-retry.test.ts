@@ -169,6 +169,32 @@ describe('closing the PRs after the landing', () => {
     expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
   });
 
+  test('asked again while the branch still reads as before the landing (a lagging replica): the comment is not posted twice', async () => {
+    await fake.close();
+    fake = await startFakeGitHub({ defaultPermission: 'write', staleRefReadsMs: 5_000 });
+    repo = fake.createRepo('acme/widgets');
+    client = new Octokit({ baseUrl: fake.baseUrl, auth: fake.installationToken('acme'), log: quiet, request: { retries: 0 } });
+    const { n, tested, merge } = await testedPullRequest('squash');
+    fake.failNext({ operationId: 'pulls/update', status: 502, message: 'Server Error' });
+    const failure = await landTestedCommit(client, merge, tested, recordingLog()).catch((error: unknown) => error);
+    expect(isTransientHostError(failure)).toBe(true);
+
+    // The read still answers the head before: the retry moves the branch where it already is, and closes the PR.
+    expect(await landTestedCommit(client, { ...merge, askedAgain: true }, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.pullRequest(n).state).toBe('closed');
+    expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+  });
+
+  test("a person's comment holding the marker does not stand for the queue's: the retry still comments", async () => {
+    const { n, tested, merge } = await testedPullRequest('squash');
+    fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error' });
+    await landTestedCommit(client, merge, tested, recordingLog()).catch(() => undefined);
+    repo.comment(n, '<!-- merge-queue: landed run run1 -->', 'mallory');
+
+    expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+  });
+
   test('a first landing does not read the comments (nothing can be there yet): no request spent', async () => {
     const { n, tested, merge } = await testedPullRequest('squash');
     expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });

@@ -14,6 +14,8 @@ let fault: 'bad_gateway' | 'no_answer' | null = null;
 /** The calls that fail while `fault` is set (all by default). */
 let failing: ReadonlySet<string> | null = null;
 const failedCalls: string[] = [];
+/** Whether each merge asked of the host said it was asked again (after a transient failure). */
+const mergesAskedAgain: boolean[] = [];
 
 beforeAll(async () => {
   h = await startApiHarness({ prefix: 'outage', sandboxTimeScale: 0.02, hostRetryDelayMs: () => 40 });
@@ -22,6 +24,7 @@ beforeAll(async () => {
   for (const method of ['startTestRun', 'merge', 'reportPullRequestStatus', 'readBranchHead'] satisfies Array<keyof GitHost>) {
     const original = sandbox[method]!.bind(sandbox);
     sandbox[method] = async (...args: unknown[]) => {
+      if (method === 'merge') mergesAskedAgain.push((args[0] as { askedAgain?: boolean }).askedAgain === true);
       if (fault && (!failing || failing.has(method))) {
         failedCalls.push(method);
         throw fault === 'bad_gateway' ? Object.assign(new Error('Bad Gateway'), { status: 502 }) : new Error('request timed out');
@@ -89,6 +92,7 @@ test('a merge that times out is retried until it lands, exactly once', async () 
   fault = 'no_answer';
   failing = new Set(['merge']);
   failedCalls.length = 0;
+  mergesAskedAgain.length = 0;
   try {
     await waitFor(async () => failedCalls.filter((m) => m === 'merge').length, (n) => n >= 2);
     expect((await prState(repo, 1)).state).toBe('TESTS_PASSED');
@@ -100,6 +104,10 @@ test('a merge that times out is retried until it lands, exactly once', async () 
   expect(merged.timeline.map((e: { state: string }) => e.state).filter((s: string) => s === 'MERGED')).toHaveLength(1);
   const sandboxRepo = await h.sandbox!.inspect(repo);
   expect(sandboxRepo.pullRequests['1']?.merged).toBe(true);
+  // The host is told each retry is one (an earlier attempt may have landed and commented: land-tested-commit.ts).
+  expect(mergesAskedAgain[0]).toBe(false);
+  expect(mergesAskedAgain.length).toBeGreaterThanOrEqual(3);
+  expect(mergesAskedAgain.slice(1).every(Boolean)).toBe(true);
   // The check run (the sandbox keeps the last status shown) ends where the PR ends.
   await waitFor(async () => (await h.sandbox!.inspect(repo)).pullRequests['1']?.queueStatus?.state, (s) => s === 'MERGED');
 });

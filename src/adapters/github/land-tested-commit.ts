@@ -103,7 +103,7 @@ export async function landTestedCommit(
     const moved = await landOnMovedBase(client, request, testedSha, log, retryMs);
     if (typeof moved !== 'string') return moved;
     log.info({ ...where, testedSha, newBaseSha: moved, prs: prs.map((p) => p.number) }, "landed the run's PRs on the branch as the queue found it");
-    if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log);
+    if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log, request.askedAgain === true);
     await forgetOtherLandingBranches(client, request, log);
     return { ok: true, newBaseSha: moved };
   } else if (refused) {
@@ -112,7 +112,9 @@ export async function landTestedCommit(
   } else {
     log.info({ ...where, newBaseSha: testedSha, prs: prs.map((p) => p.number) }, 'landed the tested commit');
   }
-  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log);
+  // Asked again, it may have landed before: a branch read from a lagging replica still gave the head before it, and
+  // moving the branch where it already was went through.
+  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log, request.askedAgain === true);
   return { ok: true, newBaseSha: testedSha };
 }
 
@@ -280,8 +282,9 @@ async function currentPullRequests(client: GitHubClient, repo: RepoRef, base: st
  * closes them and says where they went. After the landing, so best effort: a refusal
  * is logged and the PRs stay landed; a transient failure is thrown (see landTestedCommit).
  * `again`: an earlier attempt landed the run and may have commented before it failed
- * (a close that failed transiently): its comment, found by the run's marker, is not
- * posted twice. The first attempt does not look, as nothing can be there yet.
+ * (a close that failed transiently): its comment, found by the run's marker on a
+ * comment of a bot (a person pasting the marker does not silence it), is not posted
+ * twice. The first attempt does not look, as nothing can be there yet.
  */
 async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog, again = false): Promise<void> {
   const marker = `<!-- merge-queue: landed run ${request.runId} -->`;
@@ -324,8 +327,8 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
 /** Whether a comment of an earlier attempt is on the PR; a refusal to list them says no (logged), a transient failure is thrown. */
 async function commentedAlready(client: GitHubClient, repo: RepoRef, number: number, marker: string, log: GitHubLog, details: object): Promise<boolean> {
   try {
-    const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: number }, (data) => data as Array<{ body?: string }>);
-    return comments.some((c) => c.body?.includes(marker) === true);
+    const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: number }, (data) => data as Array<{ body?: string; user?: { type?: string } | null }>);
+    return comments.some((c) => c.user?.type === 'Bot' && c.body?.includes(marker) === true);
   } catch (error) {
     if (isTransientHostError(error)) throw error;
     log.warn({ ...details, err: error }, "could not read a landed pull request's comments");
