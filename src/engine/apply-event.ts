@@ -1,7 +1,7 @@
 import { assertNever } from './assert-never.js';
 import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
-import { normalizeBase } from './content.js';
+import { headOf, normalizeBase, token } from './content.js';
 import type { EngineEntry, EngineEvent, EngineRun, EngineState, HostOutageCause, PrFacts } from './model.js';
 import { runOf } from './order.js';
 import { finishProbe, forgetProbe, runsAndProbes } from './probes.js';
@@ -234,7 +234,7 @@ function vouchFor(ctx: DecisionContext, run: EngineRun): void {
   for (const head of [...run.ahead, ...run.unit]) {
     const entry = ctx.entry(head.entryId);
     // Only for the head it tested: a PR pushed to (a new attempt) since is not what passed.
-    if (!entry || entry.vouched || entry.facts?.headSha !== head.headSha) continue;
+    if (!entry || entry.vouched || token(head) !== token(headOf(entry))) continue;
     entry.vouched = true;
     ctx.entryChanged();
   }

@@ -179,8 +179,9 @@ export function packByRisk<M extends { i: number; risk: number }>(members: M[], 
  * flaky runs, from a mean p95 of 247 to 210 min (ahead of every peer on
  * merged/h on 9 → 10 seeds); (a) and (b) did not move. Unless a passed run
  * held it (EngineEntry.vouched): then it is retried once, whatever its risk or
- * part, and stays in the chain; the runs built on it stand meanwhile (order.ts
- * vouchedRetryDue), so a passed run that vouched for it is not tested again.
+ * part, and (unless a failed batch's blame made it likely to break) stays in
+ * the chain; the runs built on it stand meanwhile (order.ts vouchedRetryDue),
+ * so a passed run that vouched for it is not tested again.
  */
 const FLAKE_RETRY_BELOW = 0.15;
 

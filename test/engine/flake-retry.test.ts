@@ -4,16 +4,11 @@
  * it is ejected; a risky PR, or one the queue knows nothing about, is ejected
  * at its first failure as before.
  */
-import type { EngineRun } from '../../src/engine/model.js';
-import { facts, MINUTE, queueDriver } from './support/queue-driver.js';
+import { MINUTE, queueDriver, runShapes as runs, startedRuns as started, submitWithRisk as submit } from './support/queue-driver.js';
 
 type Driver = ReturnType<typeof queueDriver>;
-const started = (q: Driver): EngineRun[] => q.log.flatMap((a) => (a.type === 'start_run' ? [a.run] : []));
-const prs = (heads: EngineRun['unit']) => heads.map((h) => Number(h.entryId.slice(1)));
-const runs = (q: Driver) => started(q).map((r) => [r.id, prs(r.ahead), prs(r.unit)]);
+
 const statuses = (q: Driver, pr: number) => q.log.flatMap((a) => (a.type === 'publish_status' && a.prNumber === pr ? [`${a.state}:${a.reason}${a.detail ? `:${a.detail}` : ''}`] : []));
-const submit = (q: Driver, n: number, risk?: number, at = 0) =>
-  q.send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`), ...(risk === undefined ? {} : { risk }) }, at);
 
 test('a PR predicted safe that fails alone is tested again apart; when it passes it lands after the PR the queue went on with', () => {
   const q = queueDriver({ concurrency: 2 });

@@ -5,14 +5,11 @@
  * failed batch's blame goes to the PRs no run vouched for.
  */
 import type { EngineRun } from '../../src/engine/model.js';
-import { facts, MINUTE, queueDriver } from './support/queue-driver.js';
+import { MINUTE, prNumbers as prs, queueDriver, runShapes as runs, startedRuns as started, submitWithRisk as submit } from './support/queue-driver.js';
 
 type Driver = ReturnType<typeof queueDriver>;
-const started = (q: Driver): EngineRun[] => q.log.flatMap((a) => (a.type === 'start_run' ? [a.run] : []));
-const prs = (heads: EngineRun['unit']) => heads.map((h) => Number(h.entryId.slice(1)));
-const runs = (q: Driver) => started(q).map((r) => [r.id, prs(r.ahead), prs(r.unit)]);
+
 const statuses = (q: Driver, pr: number) => q.log.flatMap((a) => (a.type === 'publish_status' && a.prNumber === pr ? [`${a.state}:${a.reason}`] : []));
-const submit = (q: Driver, n: number, risk: number, at = 0) => q.send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`), risk }, at);
 const entry = (q: Driver, n: number) => q.state.entries.find((e) => e.prNumber === n);
 
 /** #1 (30 %: alone, and ejected at its first failure) and #2 on top of it. */
