@@ -293,6 +293,21 @@ describe('limits and refusals GitHub has', () => {
     expect((await octokit.git.createRef({ ...r, ref: 'refs/heads/other/1', sha: base })).status).toBe(201);
     fake.assertNoViolations();
   });
+
+  it('answers 422 "Reference already exists" to creating a ref that exists, as GitHub does, and leaves it where it was', async () => {
+    const repo = fake.createRepo('acme/widgets');
+    const octokit = client();
+    const r = { owner: 'acme', repo: 'widgets' };
+    const base = repo.branch('main')!;
+    await octokit.git.createRef({ ...r, ref: 'refs/heads/mq-landing/main/1', sha: base });
+    const ahead = repo.push('main', { change: 'x' });
+
+    const refused = await octokit.git.createRef({ ...r, ref: 'refs/heads/mq-landing/main/1', sha: ahead }).catch((e: unknown) => e);
+
+    expect(refused).toMatchObject({ status: 422, response: { data: { message: 'Reference already exists' } } });
+    expect(repo.branch('mq-landing/main/1')).toBe(base);
+    fake.assertNoViolations();
+  });
 });
 
 describe('CI helpers', () => {

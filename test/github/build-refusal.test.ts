@@ -8,6 +8,7 @@
  * The runner's host step (carryOutThroughOutages) and GitHubHost, against the fake GitHub.
  */
 import { Octokit } from '@octokit/rest';
+import type { GitHubClient } from '../../src/adapters/github/github-client.js';
 import type { RepoRef } from '../../src/domain/repo.js';
 import type { QueueEntryRecord, TestRunRecord } from '../../src/domain/records.js';
 import type { EngineRun } from '../../src/engine/model.js';
@@ -55,6 +56,9 @@ async function startRunThroughRunner(
     entries: { findById: async (id: string) => entries.get(id) ?? null },
     testRuns: {
       insert: async (run: Omit<TestRunRecord, 'id'>) => {
+        // As the database's: a start asked again finds the record its first attempt stored.
+        const stored = records.find((r) => r.engineRunId === run.engineRunId);
+        if (stored) return stored;
         const record = { ...run, id: `run${records.length + 1}` } as TestRunRecord;
         records.push(record);
         return record;
@@ -150,6 +154,41 @@ describe('GitHub refuses to build the run', () => {
 
     expect(reports).toEqual([{ type: 'run_not_started', runId: 'e4', refused: { entryId: `entry${n}`, message: expect.stringMatching(/more than 250 commits.*squash/) } }]);
     expect(record).toMatchObject({ status: 'failed' });
+  });
+
+  // GitHub answers 422 "Reference update failed" to an update that raced another of the same ref: on the staging
+  // branch, another build moving it. Found by review: thrown as it was, the runner took it for a refusal and the queue
+  // stopped testing and landing. Now a lost race, asked again: the run is built.
+  test.each([
+    ['moved back to the run\'s base', 1],
+    ['moved to the squashed commit', 2],
+  ])('the staging branch once not %s (422 "Reference update failed"): a race lost, asked again; the run is built, nothing stops', async (_, which) => {
+    const repo = await fakeRepo();
+    const plain = new Octokit({ baseUrl: fake.baseUrl, auth: fake.installationToken('acme'), log: quiet, request: { retries: 0 } });
+    let armed = false;
+    let stagingUpdates = 0;
+    const racing: GitHubClient = {
+      request: async (route, parameters) => {
+        if (route === 'PATCH /repos/{owner}/{repo}/git/refs/{ref}' && armed && parameters?.ref === 'heads/mq-staging/main' && ++stagingUpdates === which) {
+          fake.failNext({ operationId: 'git/update-ref', status: 422, message: 'Reference update failed' });
+        }
+        return plain.request(route, parameters);
+      },
+    };
+    const { host } = testHost({ client: racing, queues: [queueRecord({ repo: REF, config: { requiredStatuses: ['ci'] } })] });
+    const earlier = repo.openPullRequest({ title: 'Earlier' });
+    expect(await host.startTestRun({ queueId: 'q1', repo: REF, targetBranch: 'main', runId: 'r0', baseSha: repo.branch('main')!, heads: [{ prNumber: earlier, headSha: repo.pullRequest(earlier).headSha }], requiredStatuses: ['ci'], mergeMethod: 'squash' })).toMatchObject({ ok: true });
+    armed = true;
+    const earlierUpdates = fake.requestsTo('git/update-ref').length;
+    const n = repo.openPullRequest({ title: 'Raced' });
+
+    const { reports, record } = await startRunThroughRunner(host, repo, [n], 'e5');
+
+    expect(fake.requestsTo('git/update-ref').slice(earlierUpdates).map((r) => r.status)).toEqual(which === 1 ? [422, 200, 200] : [200, 422, 200, 200]);
+    expect(reports.filter((r) => r.type === 'landing_impossible')).toEqual([]);
+    expect(record.testBranchSha).toBeTruthy();
+    expect(repo.branch(record.testBranch!)).toBe(record.testBranchSha);
+    expect(fake.pullRequestsIn(record.testBranchSha!)).toEqual([n]);
   });
 
   test('a conflict between the PRs\' content still fails the PR that does not apply, alone', async () => {

@@ -178,8 +178,22 @@ async function singleParentCommit(
     parents: [parent],
     ...(author?.name && author.email ? { author: { name: author.name, email: author.email, ...(author.date ? { date: author.date } : {}) } } : {}),
   });
-  await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${staging}`, sha: commit.sha, force: true });
+  try {
+    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${staging}`, sha: commit.sha, force: true });
+  } catch (error) {
+    throw raceOnStaging(error, staging);
+  }
   return commit.sha;
+}
+
+/**
+ * GitHub's 422 "Reference update failed" answers an update that raced another of the same ref: on the staging
+ * branch, another build moving it (a replica finishing late). A lost race the runner asks again with back-off, as
+ * StagingMoved; thrown as it was, it read as a refusal and the queue stopped (found by review).
+ */
+function raceOnStaging(error: unknown, staging: string): unknown {
+  if (!failedWith(error, 422) || !/reference update failed/i.test(messageOf(error))) return error;
+  return new StagingMoved(`${staging} could not be moved this time (GitHub: Reference update failed): another build moving it`);
 }
 
 /** Moves the branch to `sha` (it usually exists: one request), creating it the first time. */
@@ -187,6 +201,8 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
   try {
     await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}`, sha, force: true });
   } catch (error) {
+    const raced = raceOnStaging(error, branch);
+    if (raced !== error) throw raced;
     // 422 "Reference does not exist" (also "no such commit": then the create fails too, and says so).
     if (!failedWith(error, 404, 422)) throw error;
     try {
@@ -199,7 +215,21 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
   }
 }
 
-/** Creates the branch at `sha`; when it exists (an earlier attempt finished), where it points. */
+/**
+ * GitHub said a branch exists ("Reference already exists") that its read says is absent: the read came from a
+ * replica behind the write that created it (a moment ago, by an earlier attempt of the same action). A lost race,
+ * not a refusal: the runner asks again with back-off, and by then the read finds it. Found by review: a landing
+ * asked again right after its first attempt created its landing branch threw the 422, which the runner took for a
+ * refusal, and the queue stopped landing.
+ */
+export class BranchReadBehind extends HostContention {
+  override name = 'BranchReadBehind';
+}
+
+/**
+ * Creates the branch at `sha`; when it exists (an earlier attempt finished), where it points. Kept, not moved to
+ * `sha`: it is this run's finished build, maybe the very commit an earlier attempt landed.
+ */
 async function createOrKeep(client: GitHubClient, repo: RepoRef, branch: string, sha: string): Promise<string> {
   try {
     await client.request('POST /repos/{owner}/{repo}/git/refs', { ...repoParams(repo), ref: `refs/heads/${branch}`, sha });
@@ -207,8 +237,9 @@ async function createOrKeep(client: GitHubClient, repo: RepoRef, branch: string,
   } catch (error) {
     if (!failedWith(error, 422)) throw error;
     const existing = await readBranch(client, repo, branch);
-    if (existing === null) throw error;
-    return existing;
+    if (existing !== null) return existing;
+    if (/already exists/i.test(messageOf(error))) throw new BranchReadBehind(`${branch} exists, GitHub says, but reads as absent: a read behind its creation`);
+    throw error;
   }
 }
 
