@@ -74,6 +74,8 @@ export interface MergeRequest {
   mergeMethod: MergeMethod;
   /** Carried out again after a transient failure: an earlier attempt may have landed it, and said so on its PRs. */
   askedAgain?: boolean;
+  /** When the run started: what an earlier attempt said on its PRs is newer, so only that much of their comments is read. */
+  runStartedAt?: Date;
 }
 
 export type MergeOutcome =

@@ -354,6 +354,7 @@ async function merge(ctx: ActionContext, action: Extract<EngineAction, { type: '
     heads,
     mergeMethod: ctx.queue.config.mergeMethod,
     ...(again ? { askedAgain: true } : {}),
+    runStartedAt: record.createdAt,
   });
   await ctx.report(mergeFinished(action.runId, outcome, record));
   // A PR that closed or moved under the queue: its facts tell the engine what became of it.

@@ -195,6 +195,27 @@ describe('closing the PRs after the landing', () => {
     expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
   });
 
+  test('a long discussion is not read whole: the retry lists only comments since the run started (GitHub\'s `since`), one page, and still finds its own', async () => {
+    await fake.close();
+    let clock = Date.parse('2026-11-01T09:00:00Z');
+    fake = await startFakeGitHub({ defaultPermission: 'write', now: () => new Date(clock) });
+    repo = fake.createRepo('acme/widgets');
+    client = new Octokit({ baseUrl: fake.baseUrl, auth: fake.installationToken('acme'), log: quiet, request: { retries: 0 } });
+    const { n, tested, merge } = await testedPullRequest('squash');
+    for (let i = 0; i < 250; i++) repo.comment(n, `review note ${i}`, 'alice');
+    clock += 20 * 60_000; // The run starts 20 minutes after the discussion, and lands after its CI.
+    const runStartedAt = new Date(clock);
+    clock += 30 * 60_000;
+    fake.failNext({ operationId: 'pulls/update', status: 502, message: 'Server Error' });
+    await landTestedCommit(client, { ...merge, runStartedAt }, tested, recordingLog()).catch(() => undefined);
+
+    expect(await landTestedCommit(client, { ...merge, runStartedAt, askedAgain: true }, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+    const listed = fake.requestsTo('issues/list-comments');
+    expect(listed).toHaveLength(1);
+    expect(listed[0]?.query.since).toBe('2026-11-01T09:10:00.000Z'); // the run's start, less the margin for clocks
+  });
+
   test('a first landing does not read the comments (nothing can be there yet): no request spent', async () => {
     const { n, tested, merge } = await testedPullRequest('squash');
     expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });

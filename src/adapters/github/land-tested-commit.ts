@@ -291,7 +291,7 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
   for (const pr of prs) {
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
     const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
-    const commented = again && (await commentedAlready(client, repo, pr.number, marker, log, where));
+    const commented = again && (await commentedAlready(client, repo, pr.number, marker, request.runStartedAt, log, where));
     // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
     // by review: such a PR was closed as landed). It stays open and says which head landed; its new commits are the
     // author's to queue again.
@@ -324,10 +324,20 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
   }
 }
 
-/** Whether a comment of an earlier attempt is on the PR; a refusal to list them says no (logged), a transient failure is thrown. */
-async function commentedAlready(client: GitHubClient, repo: RepoRef, number: number, marker: string, log: GitHubLog, details: object): Promise<boolean> {
+/**
+ * Clocks differ: comments GitHub dates up to this long before the run started (by this service's clock) are read
+ * too. The comment sought comes after the run's CI, so the margin costs nothing but a few more comments read.
+ */
+const CLOCK_SKEW_MS = 10 * 60_000;
+
+/**
+ * Whether a comment of an earlier attempt is on the PR; a refusal to list them says no (logged), a transient failure
+ * is thrown. Only comments since the run started are listed (GitHub's `since`): a long discussion is not read whole.
+ */
+async function commentedAlready(client: GitHubClient, repo: RepoRef, number: number, marker: string, runStartedAt: Date | undefined, log: GitHubLog, details: object): Promise<boolean> {
+  const since = runStartedAt ? { since: new Date(runStartedAt.getTime() - CLOCK_SKEW_MS).toISOString() } : {};
   try {
-    const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: number }, (data) => data as Array<{ body?: string; user?: { type?: string } | null }>);
+    const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: number, ...since }, (data) => data as Array<{ body?: string; user?: { type?: string } | null }>);
     return comments.some((c) => c.user?.type === 'Bot' && c.body?.includes(marker) === true);
   } catch (error) {
     if (isTransientHostError(error)) throw error;

@@ -145,7 +145,9 @@ export const pullRoutes: Record<string, Handler> = {
 
   'issues/list-comments': (ctx) => {
     const { repo, pr } = prOf(ctx, 'issue_number');
-    return paginate(ctx, repo.comments.filter((c) => c.issueNumber === pr.number).map((c) => ctx.shapes.comment(repo, c)));
+    // `since`: only comments updated at or after it (ISO 8601), as GitHub's.
+    const since = typeof ctx.query.since === 'string' ? Date.parse(ctx.query.since) : Number.NEGATIVE_INFINITY;
+    return paginate(ctx, repo.comments.filter((c) => c.issueNumber === pr.number && Date.parse(c.updatedAt) >= since).map((c) => ctx.shapes.comment(repo, c)));
   },
 
   'issues/update-comment': (ctx) => {
