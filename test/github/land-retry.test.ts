@@ -83,7 +83,8 @@ describe('a landing asked again after it happened', () => {
     expect(await landTestedCommit(client, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
     expect(repo.branch('main')).toBe(tested);
     expect(repo.pullRequest(n).state).toBe('open');
-    expect(repo.comments(n)).toEqual([]);
+    // Told what landed: its tested head did, the commits since did not (before, the PR was left without a word).
+    expect(repo.comments(n).map((c) => c.body)).toEqual([expect.stringMatching(/the head it tested, .*did not land, so the pull request stays open/s)]);
     expect(refUpdates()).toHaveLength(1);
     fake.assertNoViolations();
   });
@@ -214,6 +215,20 @@ describe('closing the PRs after the landing', () => {
     const listed = fake.requestsTo('issues/list-comments');
     expect(listed).toHaveLength(1);
     expect(listed[0]?.query.since).toBe('2026-11-01T09:10:00.000Z'); // the run's start, less the margin for clocks
+  });
+
+  test('the first attempt said "the queue closes it", then the author pushed: the retry leaves the PR open and says so too', async () => {
+    const { n, tested, merge } = await testedPullRequest('squash');
+    fake.failNext({ operationId: 'pulls/update', status: 502, message: 'Server Error' });
+    await landTestedCommit(client, merge, tested, recordingLog()).catch(() => undefined);
+    const landedComments = () => repo.comments(n).filter((c) => c.body.startsWith('Landed on'));
+    expect(landedComments().map((c) => c.body)).toEqual([expect.stringMatching(/so the queue closes it/)]);
+    repo.pushToPullRequest(n);
+
+    expect(await landTestedCommit(client, { ...merge, askedAgain: true }, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.pullRequest(n).state).toBe('open');
+    // Before, the first comment's marker silenced this one: the PR stayed open under "the queue closes it".
+    expect(landedComments().map((c) => c.body)).toEqual([expect.stringMatching(/so the queue closes it/), expect.stringMatching(/did not land, so the pull request stays open/)]);
   });
 
   test('a first landing does not read the comments (nothing can be there yet): no request spent', async () => {

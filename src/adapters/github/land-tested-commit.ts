@@ -62,10 +62,11 @@ export async function landTestedCommit(
     if (gone || pr.head.sha !== head.headSha) {
       // Closed by an earlier attempt of this very landing (or merged by GitHub, as its head landed), or pushed to
       // after an earlier attempt landed it and lost its answer; the branch maybe moved on since: it happened. The
-      // PRs it had not closed yet are closed now, but not one pushed to since: its new commits did not land.
+      // PRs it had not closed yet are closed now, but not one pushed to since: its new commits did not land, and
+      // closeLanded, given the head that was tested, says so (the earlier attempt may have said "the queue closes it").
       const landed = await landedAlready(client, request, testedSha);
       if (landed) {
-        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged && p.head.sha === testedHead.get(p.number));
+        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
         log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
         if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, true);
         return { ok: true, newBaseSha: landed };
@@ -287,34 +288,37 @@ async function currentPullRequests(client: GitHubClient, repo: RepoRef, base: st
  * twice. The first attempt does not look, as nothing can be there yet.
  */
 async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog, again = false): Promise<void> {
-  const marker = `<!-- merge-queue: landed run ${request.runId} -->`;
+  // One marker per text: a retry that finds the PR pushed to since the first attempt said "the queue closes it" still
+  // says it stays open.
+  const closedMarker = `<!-- merge-queue: landed run ${request.runId} -->`;
+  const openMarker = `<!-- merge-queue: landed run ${request.runId}, left open -->`;
   for (const pr of prs) {
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
     const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
-    const commented = again && (await commentedAlready(client, repo, pr.number, marker, request.runStartedAt, log, where));
+    const commented = again ? await commentedAlready(client, repo, pr.number, [closedMarker, openMarker], request.runStartedAt, log, where) : [];
     // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
     // by review: such a PR was closed as landed). It stays open and says which head landed; its new commits are the
     // author's to queue again.
     const headNow = await headAfterLanding(client, repo, pr.number, log, where);
     if (headNow !== pr.head.sha) {
-      if (commented) continue;
+      if (commented.includes(openMarker)) continue;
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
           issue_number: pr.number,
           body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${
             headNow ? `Commits pushed since (the head is now ${headNow.slice(0, 7)}) did not land, so` : 'Its head could not be read again, so'
-          } the pull request stays open.\n\n${marker}`,
+          } the pull request stays open.\n\n${openMarker}`,
         }),
       );
       continue;
     }
-    if (!commented) {
+    if (!commented.includes(closedMarker)) {
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
           issue_number: pr.number,
-          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.\n\n${marker}`,
+          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.\n\n${closedMarker}`,
         }),
       );
     }
@@ -331,18 +335,19 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
 const CLOCK_SKEW_MS = 10 * 60_000;
 
 /**
- * Whether a comment of an earlier attempt is on the PR; a refusal to list them says no (logged), a transient failure
- * is thrown. Only comments since the run started are listed (GitHub's `since`): a long discussion is not read whole.
+ * Which of the markers a comment of an earlier attempt on the PR holds; a refusal to list them says none (logged), a
+ * transient failure is thrown. Only comments since the run started are listed (GitHub's `since`): a long discussion is not read whole.
  */
-async function commentedAlready(client: GitHubClient, repo: RepoRef, number: number, marker: string, runStartedAt: Date | undefined, log: GitHubLog, details: object): Promise<boolean> {
+async function commentedAlready(client: GitHubClient, repo: RepoRef, number: number, markers: string[], runStartedAt: Date | undefined, log: GitHubLog, details: object): Promise<string[]> {
   const since = runStartedAt ? { since: new Date(runStartedAt.getTime() - CLOCK_SKEW_MS).toISOString() } : {};
   try {
     const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: number, ...since }, (data) => data as Array<{ body?: string; user?: { type?: string } | null }>);
-    return comments.some((c) => c.user?.type === 'Bot' && c.body?.includes(marker) === true);
+    const ours = comments.filter((c) => c.user?.type === 'Bot');
+    return markers.filter((marker) => ours.some((c) => c.body?.includes(marker) === true));
   } catch (error) {
     if (isTransientHostError(error)) throw error;
     log.warn({ ...details, err: error }, "could not read a landed pull request's comments");
-    return false;
+    return [];
   }
 }
 
