@@ -15,6 +15,17 @@ export function isHostContention(error: unknown): boolean {
   return error instanceof HostContention;
 }
 
+/**
+ * The host's own answer behind a race lost, when it is one a refusal also gives (GitHub's 422 "Reference update
+ * failed" answers a lost race and a ruleset's refusal alike): once the race keeps being lost, that answer is the
+ * verdict, not an outage without end. Null for a race the adapter saw itself (StagingMoved from a merge's parent).
+ */
+export function refusalBehind(error: unknown): unknown {
+  if (!isHostContention(error)) return null;
+  const cause = (error as Error).cause;
+  return cause !== undefined && !isTransientHostError(cause) ? cause : null;
+}
+
 /** Whether a host error is worth retrying: no answer at all, a 5xx, a time-out, a rate limit or a lost race. */
 export function isTransientHostError(error: unknown): boolean {
   if (isHostContention(error)) return true;

@@ -1,5 +1,5 @@
 import type { ServiceMetrics } from '../observability/service-metrics.js';
-import { isHostContention, isTransientHostError } from '../ports/host-errors.js';
+import { isHostContention, isTransientHostError, refusalBehind } from '../ports/host-errors.js';
 import { executeHostAction, settleRefusal, type ActionContext } from './execute-actions.js';
 import type { RunnerLog } from './queue-runner.js';
 import type { RunnerAction, RunnerInput } from './runner-model.js';
@@ -60,8 +60,16 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
         await settleRefusal(ctx, action, error);
         return true;
       }
+      if (isHostContention(error)) racesLost++;
+      // Lost every time on an answer a refusal gives too (a ruleset's 422): the refusal it is (found by review: it was an
+      // outage without end, the operator never told what to change).
+      const refusal = racesLost > RACES_LOST_BEFORE_OUTAGE ? refusalBehind(error) : null;
+      if (refusal) {
+        await settleRefusal(ctx, action, refusal);
+        return true;
+      }
       // A race lost while the host answers is no outage: retried quietly, unless it keeps being lost.
-      if (isHostContention(error) && tracking.outage === null && ++racesLost <= RACES_LOST_BEFORE_OUTAGE) {
+      if (isHostContention(error) && tracking.outage === null && racesLost <= RACES_LOST_BEFORE_OUTAGE) {
         deps.metrics?.hostRetries.inc({ action: action.type });
         deps.log.info({ queueId: tracking.queueId, action: action.type, attempts: racesLost, err: error }, 'another writer moved what the action stood on; retrying with back-off');
         await deps.sleep(deps.delayMs(racesLost));
@@ -75,7 +83,8 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
 
 /**
  * Races lost in a row (another writer moved what the action stood on) retried without an outage: the host answered,
- * so the queue must not say it is unavailable. Past these something is stuck, and it shows as an outage.
+ * so the queue must not say it is unavailable. Past these something is stuck: it shows as an outage, or, when the
+ * host's answer is one a refusal gives too (refusalBehind), it is settled as that refusal.
  */
 export const RACES_LOST_BEFORE_OUTAGE = 3;
 

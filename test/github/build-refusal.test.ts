@@ -14,7 +14,7 @@ import type { QueueEntryRecord, TestRunRecord } from '../../src/domain/records.j
 import type { EngineRun } from '../../src/engine/model.js';
 import type { GitHost, TestRunRequest } from '../../src/ports/git-host.js';
 import type { ActionContext } from '../../src/runner/execute-actions.js';
-import { carryOutThroughOutages } from '../../src/runner/host-outage.js';
+import { carryOutThroughOutages, RACES_LOST_BEFORE_OUTAGE } from '../../src/runner/host-outage.js';
 import type { RunnerInput } from '../../src/runner/runner-model.js';
 import { startFakeGitHub, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
 import { queueRecord, testHost } from './github-fixtures.js';
@@ -189,6 +189,27 @@ describe('GitHub refuses to build the run', () => {
     expect(record.testBranchSha).toBeTruthy();
     expect(repo.branch(record.testBranch!)).toBe(record.testBranchSha);
     expect(fake.pullRequestsIn(record.testBranchSha!)).toEqual([n]);
+  });
+
+  // The same answers every time are no race: a rule (GitHub's 422 "Reference update failed" answers both), or a
+  // name that clashes with another branch. After the races the runner allows, the queue waits and says so with
+  // GitHub's words (found by review: it retried without end, as an outage naming no cause the operator could fix).
+  test.each([
+    ['the staging branch\'s move answers "Reference update failed"', 'git/update-ref', 'Reference update failed'],
+    ['the test branch\'s create answers "Reference already exists", though it reads as absent', 'git/create-ref', 'Reference already exists'],
+  ])('%s every time: after the races lost, the queue waits and says why in GitHub\'s words; no PR failed', async (_, operationId, message) => {
+    const repo = await fakeRepo();
+    const { host } = githubHost();
+    const earlier = repo.openPullRequest({ title: 'Earlier' });
+    expect(await host.startTestRun({ queueId: 'q1', repo: REF, targetBranch: 'main', runId: 'r0', baseSha: repo.branch('main')!, heads: [{ prNumber: earlier, headSha: repo.pullRequest(earlier).headSha }], requiredStatuses: ['ci'], mergeMethod: 'squash' })).toMatchObject({ ok: true });
+    const earlier422s = fake.requestsTo(operationId).filter((r) => r.status === 422).length; // the staging branch's first create
+    fake.failNext({ operationId, status: 422, message, times: 1_000 });
+
+    const { reports, record } = await startRunThroughRunner(host, repo, [repo.openPullRequest({ title: 'Refused' })], 'e6');
+
+    expect(reports).toEqual([{ type: 'landing_impossible', runId: 'e6', message: expect.stringContaining(message) }]);
+    expect(record).toMatchObject({ status: 'cancelled' });
+    expect(fake.requestsTo(operationId).filter((r) => r.status === 422)).toHaveLength(earlier422s + RACES_LOST_BEFORE_OUTAGE + 1);
   });
 
   test('a conflict between the PRs\' content still fails the PR that does not apply, alone', async () => {

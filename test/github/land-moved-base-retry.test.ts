@@ -95,12 +95,14 @@ describe.each([
     // At once: the landing branch was created just now. A read behind it is a race lost (the runner asks again with
     // back-off, quietly), not a refusal, which would stop the queue's landings.
     const again = { ...merge, askedAgain: true };
-    let outcome = await landTestedCommit(client, again, tested, recordingLog(), { refUpdateRetryMs: 250 }).catch((error: unknown) => error);
-    if (lag > 0) {
+    const attempt = () => landTestedCommit(client, again, tested, recordingLog(), { refUpdateRetryMs: 100 }).catch((error: unknown) => error);
+    let outcome = await attempt();
+    if (outcome instanceof Error) {
+      // Reads still behind after the landing's own re-reads: a race lost (BranchReadBehind), asked again later.
       expect(outcome).toBeInstanceOf(BranchReadBehind);
       expect(isHostContention(outcome)).toBe(true);
       await sleep(lag + 50);
-      outcome = await landTestedCommit(client, again, tested, recordingLog(), { refUpdateRetryMs: 250 });
+      outcome = await attempt();
     }
 
     expect(outcome).toEqual({ ok: true, newBaseSha: built });
@@ -111,6 +113,32 @@ describe.each([
     expect(repo.branches().filter((b) => b.startsWith('mq-landing/'))).toEqual(['mq-landing/main/r1']);
     fake.assertNoViolations();
   });
+});
+
+test('asked again after its move of main went through (answer lost), main reads current but the landing branch still reads as absent: it finds its landing, ok, not base_moved', async () => {
+  await start(0);
+  const { web, api, tested, merge } = await webLaneAfterApiLanded();
+  await landTestedCommit(failingMoveOfMain(tested, 'after'), merge, tested, recordingLog(), { refUpdateRetryMs: 250 }).catch(() => undefined);
+  const built = repo.branch('mq-landing/main/r1')!;
+  expect(repo.branch('main')).toBe(built);
+  // A replica behind the landing branch's creation answers the first read of it.
+  const plain: GitHubClient = client;
+  let lagging = 1;
+  const laggingLanding: GitHubClient = {
+    request: async (route, parameters) => {
+      if (route === 'GET /repos/{owner}/{repo}/git/ref/{ref}' && parameters?.ref === 'heads/mq-landing/main/r1' && lagging-- > 0) {
+        throw Object.assign(new Error('Not Found'), { status: 404 });
+      }
+      return plain.request(route, parameters);
+    },
+  };
+
+  // Before, base_moved: the run was tested again on top of its own landing, which then landed an empty commit.
+  expect(await landTestedCommit(laggingLanding, { ...merge, askedAgain: true }, tested, recordingLog(), { refUpdateRetryMs: 10 })).toEqual({ ok: true, newBaseSha: built });
+  expect(repo.branch('main')).toBe(built);
+  expect(fake.pullRequestsIn(built)).toEqual([api, web]);
+  expect(repo.pullRequest(web).state).toBe('closed');
+  expect(repo.comments(web).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
 });
 
 // GitHub's 422 "Reference update failed" (a race with another push; or a refusal, which says so every time) is asked

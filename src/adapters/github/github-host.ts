@@ -15,7 +15,7 @@ import { blockedOnlyByPendingChecks } from './blocked-by-checks.js';
 import { landingRefusal } from './branch-policy.js';
 import { LandingPolicies } from './landing-policy.js';
 import { noRequiredStatusesMessage, resolveRequiredStatuses, type RequiredStatuses } from './required-statuses.js';
-import { buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
+import { BranchReadBehind, buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
 import { directMergeVerdict, landDirectly } from './direct-merge.js';
 
 /** The `repo.host` of repositories on github.com. */
@@ -119,8 +119,9 @@ export class GitHubHost implements GitHost {
       built = await buildTestBranch(client, repo, branch, request);
       if (built.ok && request.createPullRequest) await openTestPullRequest(client, repo, branch, targetBranch, runId, request.heads, this.options.log);
     } catch (error) {
-      // The runner fails the run; a half-built branch must not outlive it.
-      await this.deleteQuietly(repo, branch, request.createPullRequest ?? false);
+      // The runner fails the run; a half-built branch must not outlive it. Not one GitHub says exists while its read
+      // lags: that is this run's finished build, which the start asked again keeps (CI does not start over).
+      if (!(error instanceof BranchReadBehind)) await this.deleteQuietly(repo, branch, request.createPullRequest ?? false);
       throw error;
     }
     // No test branch is made on a conflict or a refusal (it is created last): nothing to delete.

@@ -53,6 +53,7 @@ export async function landTestedCommit(
   const { repo, targetBranch } = request;
   const where = { repo: `${repo.owner}/${repo.name}`, branch: targetBranch, runId: request.runId };
   if (!testedSha) return { ok: false, reason: 'blocked', message: `the commit run ${request.runId} tested is unknown, so nothing can land from it` };
+  const retryMs = options.refUpdateRetryMs ?? REF_UPDATE_RETRY_MS;
   const prs: PullRequestJson[] = [];
   const current = await currentPullRequests(client, repo, targetBranch, request.heads.map((h) => h.prNumber));
   const testedHead = new Map(request.heads.map((h) => [h.prNumber, h.headSha]));
@@ -64,7 +65,7 @@ export async function landTestedCommit(
       // after an earlier attempt landed it and lost its answer; the branch maybe moved on since: it happened. The
       // PRs it had not closed yet are closed now, but not one pushed to since: its new commits did not land, and
       // closeLanded, given the head that was tested, says so (the earlier attempt may have said "the queue closes it").
-      const landed = await landedAlready(client, request, testedSha);
+      const landed = await landedAlready(client, request, testedSha, retryMs);
       if (landed) {
         const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
         log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
@@ -76,13 +77,12 @@ export async function landTestedCommit(
     }
     prs.push(pr);
   }
-  const retryMs = options.refUpdateRetryMs ?? REF_UPDATE_RETRY_MS;
   // Moved only from the head the engine expects: GitHub's ref update takes no expected sha, and a fast-forward from
   // anywhere else could bring back what someone took off the branch (found by review: a reset to a head the queue's
   // own landing replaced, which the tested commit still builds on, was undone by the next landing).
   const head = await headBeforeLanding(client, repo, targetBranch, request.expectedBaseSha, retryMs);
   if (head !== request.expectedBaseSha) {
-    const landed = await landedAlready(client, request, testedSha, head);
+    const landed = await landedAlready(client, request, testedSha, retryMs, head);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
       if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, true);
@@ -95,7 +95,7 @@ export async function landTestedCommit(
   if (refused === 'not_fast_forward') {
     // The branch moved: outside the queue (rebuild), on top of this very landing, done by an earlier attempt whose
     // answer was lost, or, for a lane of a parallel queue, by another lane's landing.
-    const landed = await landedAlready(client, request, testedSha);
+    const landed = await landedAlready(client, request, testedSha, retryMs);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
       if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, true);
@@ -145,10 +145,16 @@ function landingBranchName(request: MergeRequest): string {
  * The commit the branch holds for this run: its tested commit, or what an earlier attempt built on a moved base.
  * `head`: the branch's head as just read (else it is read).
  */
-async function landedAlready(client: GitHubClient, request: MergeRequest, testedSha: string, head?: string | null): Promise<string | null> {
+async function landedAlready(client: GitHubClient, request: MergeRequest, testedSha: string, retryMs: number, head?: string | null): Promise<string | null> {
   const branchHead = head === undefined ? await readBranch(client, request.repo, request.targetBranch) : head;
   if (await holds(client, request.repo, branchHead, testedSha)) return testedSha;
-  const built = await readBranch(client, request.repo, landingBranchName(request));
+  let built = await readBranch(client, request.repo, landingBranchName(request));
+  // Asked again, the landing branch an earlier attempt created a moment ago may read as absent (a lagging replica):
+  // read again before answering that nothing landed (found by review: the run was tested again on its own landing).
+  for (let attempt = 1; built === null && request.askedAgain === true && attempt < STALE_READ_ATTEMPTS; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
+    built = await readBranch(client, request.repo, landingBranchName(request));
+  }
   return built && (await holds(client, request.repo, branchHead, built)) ? built : null;
 }
 

@@ -187,13 +187,19 @@ async function singleParentCommit(
 }
 
 /**
- * GitHub's 422 "Reference update failed" answers an update that raced another of the same ref: on the staging
- * branch, another build moving it (a replica finishing late). A lost race the runner asks again with back-off, as
- * StagingMoved; thrown as it was, it read as a refusal and the queue stopped (found by review).
+ * GitHub's 422 "Reference update failed" answers an update that raced another of the same ref (on the staging
+ * branch, another build moving it: a replica finishing late), and a ruleset's refusal too. A lost race the runner asks
+ * again with back-off, as StagingMoved; thrown as it was, one race stopped the queue (found by review). Lost every
+ * time, the runner settles it as the refusal it carries (host-errors.ts refusalBehind).
  */
 function raceOnStaging(error: unknown, staging: string): unknown {
-  if (!failedWith(error, 422) || !/reference update failed/i.test(messageOf(error))) return error;
-  return new StagingMoved(`${staging} could not be moved this time (GitHub: Reference update failed): another build moving it`);
+  if (!refUpdateFailed(error)) return error;
+  // GitHub's answer kept: a ruleset refuses with the same words every time, and the runner then settles it as that.
+  return new StagingMoved(`${staging} could not be moved this time (GitHub: ${messageOf(error)}): another build moving it, or a rule`, { cause: error });
+}
+
+function refUpdateFailed(error: unknown): boolean {
+  return failedWith(error, 422) && /reference update failed/i.test(messageOf(error));
 }
 
 /** Moves the branch to `sha` (it usually exists: one request), creating it the first time. */
@@ -220,7 +226,8 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
  * replica behind the write that created it (a moment ago, by an earlier attempt of the same action). A lost race,
  * not a refusal: the runner asks again with back-off, and by then the read finds it. Found by review: a landing
  * asked again right after its first attempt created its landing branch threw the 422, which the runner took for a
- * refusal, and the queue stopped landing.
+ * refusal, and the queue stopped landing. Also a create answered "Reference update failed" (a race, or a rule). Lost
+ * every time, the runner settles it as GitHub's answer it carries (a name that clashes with another branch, a rule).
  */
 export class BranchReadBehind extends HostContention {
   override name = 'BranchReadBehind';
@@ -238,7 +245,8 @@ async function createOrKeep(client: GitHubClient, repo: RepoRef, branch: string,
     if (!failedWith(error, 422)) throw error;
     const existing = await readBranch(client, repo, branch);
     if (existing !== null) return existing;
-    if (/already exists/i.test(messageOf(error))) throw new BranchReadBehind(`${branch} exists, GitHub says, but reads as absent: a read behind its creation`);
+    if (/already exists/i.test(messageOf(error))) throw new BranchReadBehind(`${branch} exists, GitHub says, but reads as absent: a read behind its creation`, { cause: error });
+    if (refUpdateFailed(error)) throw new BranchReadBehind(`${branch} could not be created this time (GitHub: ${messageOf(error)})`, { cause: error });
     throw error;
   }
 }
