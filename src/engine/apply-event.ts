@@ -178,6 +178,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       return;
     }
     case 'run_not_started': {
+      if (event.headChanged) awaitFacts(ctx, event.runId, event.headChanged.entryId);
       if (forgetProbe(ctx, event.runId)) return;
       const run = state.runs.find((r) => r.id === event.runId);
       if (run?.status !== 'running') return;
@@ -240,6 +241,19 @@ function vouchFor(ctx: DecisionContext, run: EngineRun): void {
   }
 }
 
+/**
+ * The host did not find the head the run applied for this PR: no run with it starts until its facts are read again
+ * (EngineEntry.awaitingFacts). Only for a run (or probe) still running with the head the entry has: a late report,
+ * or one for a head its facts already moved on from, says nothing of the head it has now.
+ */
+function awaitFacts(ctx: DecisionContext, runId: string, entryId: string): void {
+  const run = runsAndProbes(ctx.state).find((r) => r.id === runId);
+  const entry = ctx.entry(entryId);
+  if (run?.status !== 'running' || !entry) return;
+  const applied = [...run.ahead, ...run.unit].find((head) => head.entryId === entryId);
+  if (applied && token(applied) === token(headOf(entry))) entry.awaitingFacts = true;
+}
+
 /** What reported an outage (one saved before causes were kept came from the runner's actions). */
 function outageCauses(outage: EngineState['hostOutage']): HostOutageCause[] {
   if (!outage) return [];
@@ -278,6 +292,8 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
     if (!event.facts.labels.includes(byLabel.label)) return ctx.conclude(entry.id, 'CANCELLED', 'user_requested', `the ${byLabel.label} label is no longer on the pull request`);
     delete entry.submittedByLabel;
   }
+  // Read since the host did not find its head: the head it has now (this one, or it would have ended above) may be built.
+  delete entry.awaitingFacts;
   entry.facts = withoutReadOnlyFacts(event.facts);
   ctx.admissionInputsChanged(entry);
   // Facts read after the submission: the first to name the author.

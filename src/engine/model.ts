@@ -83,6 +83,14 @@ export interface EngineEntry {
    * delivery's to act on, which checks who removed it.
    */
   submittedByLabel?: { label: string; at: number };
+  /**
+   * The host refused to build a run with it because its head was not the one the queue read (pushed to since, or the
+   * host's list of its commits lags behind): no run with it starts (in a single queue, nothing behind it either; in a
+   * parallel queue, nothing of its lane) until its facts are read again, which say whether it was a push. Any facts
+   * applied since lift it, even for the same head (the host confirmed it); the runner reads it at once and again
+   * with the waiting PRs (refresh-waiting-facts.ts), so a lost read does not hold it for good. It keeps its place.
+   */
+  awaitingFacts?: true;
   /** When the entry became PENDING (batch waiting counts from here). */
   admittedAt: number | null;
   /**
@@ -275,10 +283,11 @@ export type EngineEvent =
   /** The host would refuse to land this run whatever its tests say (protection, settings): found before testing. */
   | { type: 'landing_impossible'; runId: string; message: string }
   /**
-   * The host built nothing for a run: a PR's head moved under it (the run is built again, and the PR's facts read
-   * again decide whether it was a push), or one PR cannot be built the queue's way (`refused`: it alone fails).
+   * The host built nothing for a run: a PR's head moved under it (`headChanged`: the run is built again once that PR's
+   * facts, read again, say whether it was a push; see EngineEntry.awaitingFacts), or one PR cannot be built the
+   * queue's way (`refused`: it alone fails). Neither (older logs): built again at once.
    */
-  | { type: 'run_not_started'; runId: string; refused?: { entryId: string; message: string } }
+  | { type: 'run_not_started'; runId: string; refused?: { entryId: string; message: string }; headChanged?: { entryId: string } }
   | { type: 'config_changed'; config: QueueConfig; requestedState: RequestedQueueState }
   /**
    * The host failed an action (5xx, time-out, rate limit; cause `actions`, the runner retries it with back-off), or

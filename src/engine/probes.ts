@@ -121,6 +121,8 @@ export function startProbes(ctx: DecisionContext, slots: number): void {
       const existing = mine.find((p) => p.unit.map(token).join() === key);
       // A part that failed would not be built on: nor are the probes behind it.
       if (existing?.status === 'failed') break;
+      // Nor a head in doubt until its facts are read again (EngineEntry.awaitingFacts): the host would refuse it again.
+      if ([...ahead, ...part].some((head) => ctx.entry(head.entryId)?.awaitingFacts)) break;
       if (!existing) {
         const probe: EngineRun = {
           id: `r${state.nextRunSeq}`,

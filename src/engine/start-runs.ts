@@ -19,6 +19,12 @@ export function startRuns(ctx: DecisionContext): void {
       index++;
       continue;
     }
+    // Its head is in doubt until its facts are read again (EngineEntry.awaitingFacts): the run would be refused again.
+    if (entry.awaitingFacts) {
+      if (state.config.mode === 'single') return; // The chain waits for it: a run behind would be built on that head.
+      index++;
+      continue;
+    }
     const unit = formUnit(ctx, order, index);
     if (!unit) {
       if (state.config.mode === 'single') return; // The chain waits for this unit.
@@ -31,6 +37,12 @@ export function startRuns(ctx: DecisionContext): void {
       if (bisecting >= tuningOf(state).bisectionConcurrency) return;
     }
     const ahead = aheadOf(state, order, index, unit);
+    // Nor on a head in doubt ahead of it: one of its lane's (parallel), or one whose own run is still in flight (single).
+    if (ahead.some((e) => e.awaitingFacts)) {
+      if (state.config.mode === 'single') return;
+      index++;
+      continue;
+    }
     const direct = state.config.directMergeMode === 'always' && unit.length === 1 && ahead.length === 0 && !isBisection && !unit[0]?.retries && state.runs.length === 0 && state.mergingRunId === null;
     const run: EngineRun = {
       id: `r${state.nextRunSeq}`,
@@ -67,6 +79,7 @@ export function startRuns(ctx: DecisionContext): void {
  * targets overlap, directly or through another member), so a failure and its
  * bisection stay in that lane; a PR of the lane that depends on another lane's
  * PR still ahead of it in line is not pulled past that PR (the batch ends there).
+ * A PR whose head is in doubt (awaitingFacts) ends a batch, and holds back its bisection half (null).
  */
 function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): EngineEntry[] | null {
   const { state } = ctx;
@@ -91,8 +104,10 @@ function formUnit(ctx: DecisionContext, order: EngineEntry[], index: number): En
       passed.push(next);
       continue;
     }
+    // A bisection half is tested whole: it waits for its PR whose head is in doubt.
+    if (first.unitKey && next.unitKey === first.unitKey && next.awaitingFacts && waiting(next)) return null;
     const chance = passChance * (1 - breakChance(next, tuning));
-    if (!waiting(next) || next.noBatch || next.unitKey !== first.unitKey || (!first.unitKey && likelyToBreak(next)) || passed.some((other) => overlaps(other, next)) || (floor !== null && chance < floor)) {
+    if (!waiting(next) || next.awaitingFacts || next.noBatch || next.unitKey !== first.unitKey || (!first.unitKey && likelyToBreak(next)) || passed.some((other) => overlaps(other, next)) || (floor !== null && chance < floor)) {
       blocked = true;
       break;
     }

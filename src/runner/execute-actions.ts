@@ -284,12 +284,14 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
   const culprit = [...dependent, ...tested].find((pr) => pr.prNumber === started.prNumber);
   if (started.reason === 'head_changed') {
     // No verdict: the PR's head is not among its commits (pushed to after the queue read it, or the host's list lags
-    // behind). Its facts are read again (a push cancels it) and the run is built again, instead of the queue testing
-    // part of the PR, stopping, or waiting for the run to time out.
+    // behind). Its facts are read again (a push cancels it) and the run is built again once they are in, instead of
+    // the queue testing part of the PR, stopping, or waiting for the run to time out. The engine holds the PR first,
+    // then the read is asked for: its facts come after the hold they lift (EngineEntry.awaitingFacts), and no run is
+    // built on the head the host did not find meanwhile.
     const message = `#${started.prNumber} was pushed to after the queue read it: not built; its head is read again`;
     await stores.testRuns.update(record.id, { status: 'cancelled', finishedAt, failureStatuses: [message] });
+    await ctx.report({ type: 'run_not_started', runId: run.id, ...(culprit ? { headChanged: { entryId: culprit.entryId } } : {}) });
     await ctx.report({ type: 'refresh_pull_request', prNumber: started.prNumber });
-    await ctx.report({ type: 'run_not_started', runId: run.id });
     return;
   }
   if (started.reason === 'pr_unbuildable') {

@@ -317,14 +317,16 @@ export class QueueRunner {
 
   /**
    * The NOT_READY PRs of a queue this replica writes, from its state in memory, with the mergeability the engine
-   * was told; null when this replica is not the queue's writer (the writer's replica looks at them).
+   * was told, and the queued PRs the engine builds nothing with until their facts are read again (awaitingFacts);
+   * null when this replica is not the queue's writer (the writer's replica looks at them).
    */
   waitingPullRequests(queueId: string): WaitingPullRequest[] | null {
     const worker = this.writtenHere(queueId);
     if (!worker) return null;
-    return worker.state.entries.flatMap((entry) =>
-      entry.state === 'NOT_READY' ? [{ entryId: entry.id, prNumber: entry.prNumber, mergeability: entry.facts?.mergeability ?? null }] : [],
-    );
+    return worker.state.entries.flatMap((entry) => {
+      if (entry.state !== 'NOT_READY' && !entry.awaitingFacts) return [];
+      return [{ entryId: entry.id, prNumber: entry.prNumber, mergeability: entry.facts?.mergeability ?? null, ...(entry.awaitingFacts ? { awaitingFacts: true as const } : {}) }];
+    });
   }
 
   /** How many PRs a queue this replica writes holds, from its state in memory; null when this replica is not its writer. */

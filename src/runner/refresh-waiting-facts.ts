@@ -8,11 +8,16 @@ export const NOT_MERGEABLE_REREAD_MS = 5 * 60_000;
 
 const MAX_READ_PER_ROUND = 1_000;
 
-/** A queue's NOT_READY PRs as its writer holds them: the mergeability the host last gave, if any. */
+/**
+ * A queue's NOT_READY PRs as its writer holds them: the mergeability the host last gave, if any. Also the queued PRs
+ * the host would not build because their head was not the one read (`awaitingFacts`): nothing is built with them
+ * until their facts are read again, which the runner asks for at once, and this asks again in case that read was lost.
+ */
 export interface WaitingPullRequest {
   entryId: string;
   prNumber: number;
   mergeability: HostMergeability | null;
+  awaitingFacts?: true;
 }
 
 /**
@@ -21,6 +26,7 @@ export interface WaitingPullRequest {
  * waiting in NOT_READY for such a fact are read again, as if they had changed.
  * A PR the host calls not mergeable is read again slowly: what clears it (a
  * resolved review thread, a fork's checks) does not always send us an event.
+ * A queued PR held until its facts are read again (`awaitingFacts`) is read every round while it is held.
  *
  * The waiting PRs come from the queue's writer (`waitingOf`, its state in memory; null when another replica
  * writes the queue, and refreshes it): a query of the entries by queue and state, every 15 seconds for every
@@ -42,8 +48,8 @@ export async function refreshWaitingFacts(
     if (!queue) continue;
     // At most a thousand a queue each round, as before (each read costs the host a request).
     for (const pr of waiting.slice(0, MAX_READ_PER_ROUND)) {
-      // Facts the host has not settled, every round; a verdict of not mergeable, only once it is old.
-      const unsettled = pr.mergeability === null || pr.mergeability === 'in_progress' || pr.mergeability === 'unspecified';
+      // Facts the host has not settled, or that the queue waits for, every round; a verdict of not mergeable, only once it is old.
+      const unsettled = pr.awaitingFacts === true || pr.mergeability === null || pr.mergeability === 'in_progress' || pr.mergeability === 'unspecified';
       if (!unsettled && pr.mergeability !== 'not_mergeable') continue;
       if (!unsettled) {
         const readAt = (await stores.entries.findById(pr.entryId))?.facts?.readAt.getTime();

@@ -130,7 +130,7 @@ describe('GitHub refuses to build the run', () => {
     expect(reports).toEqual([{ type: 'landing_impossible', runId: 'e2', message: expect.stringMatching(/Cannot force-push to this branch/) }]);
   });
 
-  test('a PR force-pushed after the queue read it (rebase: the head to test is not among its commits): not built, no PR failed, the queue not stopped; its head is read again and the run built again', async () => {
+  test('a PR force-pushed after the queue read it (rebase: the head to test is not among its commits): not built, no PR failed, the queue not stopped; its head is read again and the run built again once it is (held meanwhile)', async () => {
     const repo = await fakeRepo();
     const n = repo.openPullRequest({ title: 'Moving', commits: 2 });
     const queued = repo.pullRequest(n).headSha;
@@ -139,8 +139,8 @@ describe('GitHub refuses to build the run', () => {
     const { reports, record } = await startRunThroughRunner(githubHost().host, repo, [n], 'e3', { mergeMethod: 'rebase', heads: new Map([[n, queued]]) });
 
     expect(reports).toEqual([
+      { type: 'run_not_started', runId: 'e3', headChanged: { entryId: `entry${n}` } },
       { type: 'refresh_pull_request', prNumber: n },
-      { type: 'run_not_started', runId: 'e3' },
     ]);
     expect(record).toMatchObject({ status: 'cancelled', failureStatuses: [expect.stringMatching(/pushed to after the queue read it/)] });
     expect(repo.branches().filter((x) => x.startsWith('mq/'))).toEqual([]);
