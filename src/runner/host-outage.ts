@@ -49,6 +49,9 @@ export interface OutageDeps {
  */
 export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerAction, tracking: OutageTracking, deps: OutageDeps): Promise<boolean> {
   let racesLost = 0;
+  // The refusal-like answer behind the races lost in a row, and how many times it came: only the same answer each time
+  // is a rule rather than a race (found by review: races of other kinds, or a 502 between them, made one answer a refusal).
+  let sameAnswer = null as { said: string; times: number } | null;
   for (let attempt = 0; ; attempt++) {
     if (!(await deps.mayAct())) return false;
     try {
@@ -60,11 +63,13 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
         await settleRefusal(ctx, action, error);
         return true;
       }
-      if (isHostContention(error)) racesLost++;
-      // Lost every time on an answer a refusal gives too (a ruleset's 422): the refusal it is (found by review: it was an
-      // outage without end, the operator never told what to change).
-      const refusal = racesLost > RACES_LOST_BEFORE_OUTAGE ? refusalBehind(error) : null;
-      if (refusal) {
+      racesLost = isHostContention(error) ? racesLost + 1 : 0;
+      // Lost every time on the same answer a refusal gives too (a ruleset's 422): the refusal it is (found by review: it
+      // was an outage without end, the operator never told what to change).
+      const refusal = refusalBehind(error);
+      const said = refusal === null ? null : describeHostError(refusal);
+      sameAnswer = said === null ? null : { said, times: sameAnswer?.said === said ? sameAnswer.times + 1 : 1 };
+      if (sameAnswer && sameAnswer.times > RACES_LOST_BEFORE_OUTAGE) {
         await settleRefusal(ctx, action, refusal);
         return true;
       }
@@ -84,7 +89,7 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
 /**
  * Races lost in a row (another writer moved what the action stood on) retried without an outage: the host answered,
  * so the queue must not say it is unavailable. Past these something is stuck: it shows as an outage, or, when the
- * host's answer is one a refusal gives too (refusalBehind), it is settled as that refusal.
+ * host gave the same answer each time and it is one a refusal gives too (refusalBehind), it is settled as that refusal.
  */
 export const RACES_LOST_BEFORE_OUTAGE = 3;
 

@@ -115,6 +115,45 @@ describe.each([
   });
 });
 
+/** The client, with reads of the landing branch answered 404 (a replica behind its creation) while `behind()`. */
+function laggingLandingBranch(behind: () => boolean): GitHubClient {
+  const plain: GitHubClient = client;
+  return {
+    request: async (route, parameters) => {
+      if (route === 'GET /repos/{owner}/{repo}/git/ref/{ref}' && parameters?.ref === 'heads/mq-landing/main/r1' && behind()) {
+        throw Object.assign(new Error('Not Found'), { status: 404 });
+      }
+      return plain.request(route, parameters);
+    },
+  };
+}
+
+// The lagging case above depends on timing (under load its reads may have caught up before the retry); this one
+// does not: every read of the landing branch is behind during the first retry.
+test('asked again after its move of main failed, the landing branch reading as absent throughout: a race lost (BranchReadBehind), not a refusal; reads caught up, it lands what the first attempt built, once', async () => {
+  await start(0);
+  const { web, api, tested, merge } = await webLaneAfterApiLanded();
+  await landTestedCommit(failingMoveOfMain(tested, 'before'), merge, tested, recordingLog(), { refUpdateRetryMs: 1 }).catch(() => undefined);
+  const built = repo.branch('mq-landing/main/r1')!;
+  expect(repo.branch('main')).toBe(merge.expectedBaseSha);
+  let behind = true;
+  const again = { ...merge, askedAgain: true };
+
+  const first = await landTestedCommit(laggingLandingBranch(() => behind), again, tested, recordingLog(), { refUpdateRetryMs: 1 }).catch((error: unknown) => error);
+  expect(first).toBeInstanceOf(BranchReadBehind);
+  expect(isHostContention(first)).toBe(true);
+  expect(repo.branch('main')).toBe(merge.expectedBaseSha);
+  behind = false;
+
+  expect(await landTestedCommit(laggingLandingBranch(() => behind), again, tested, recordingLog(), { refUpdateRetryMs: 1 })).toEqual({ ok: true, newBaseSha: built });
+  expect(repo.branch('main')).toBe(built);
+  expect(fake.pullRequestsIn(built)).toEqual([api, web]);
+  expect(repo.pullRequest(web).state).toBe('closed');
+  expect(repo.comments(web).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+  expect(repo.branches().filter((b) => b.startsWith('mq-landing/'))).toEqual(['mq-landing/main/r1']);
+  fake.assertNoViolations();
+});
+
 test('asked again after its move of main went through (answer lost), main reads current but the landing branch still reads as absent: it finds its landing, ok, not base_moved', async () => {
   await start(0);
   const { web, api, tested, merge } = await webLaneAfterApiLanded();

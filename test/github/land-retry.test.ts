@@ -106,6 +106,25 @@ describe('a landing asked again after it happened', () => {
     fake.assertNoViolations();
   });
 
+  // Found by review: every PR still open was closed, one moved to another branch as well (its life there ended).
+  test('a batch landed, its answer lost, one PR retargeted to another branch since: ok, the other PR closed, the retargeted one left open', async () => {
+    const retargeted = repo.openPullRequest({ title: 'First', commits: 1 });
+    const other = repo.openPullRequest({ title: 'Second', commits: 1 });
+    const heads = [retargeted, other].map((n) => ({ prNumber: n, headSha: repo.pullRequest(n).headSha }));
+    const base = repo.branch('main')!;
+    const built = await buildTestBranch(client, REF, 'mq/main/run2', { queueId: 'q1', repo: REF, targetBranch: 'main', runId: 'run2', baseSha: base, heads, mergeMethod: 'squash' });
+    if (!built.ok) throw new Error('the fake could not build the run');
+    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { owner: 'acme', repo: 'widgets', ref: 'heads/main', sha: built.sha, force: false });
+    repo.push('release', { change: 'release-branch' });
+    repo.editPullRequest(retargeted, { base: 'release' });
+
+    const merge: MergeRequest = { repo: REF, targetBranch: 'main', runId: 'run2', expectedBaseSha: base, heads, mergeMethod: 'squash', askedAgain: true };
+    expect(await landTestedCommit(client, merge, built.sha, recordingLog())).toEqual({ ok: true, newBaseSha: built.sha });
+    expect(repo.pullRequest(other).state).toBe('closed');
+    expect(repo.pullRequest(retargeted)).toMatchObject({ state: 'open', baseRef: 'release' });
+    expect(repo.comments(retargeted)).toEqual([]);
+  });
+
   test('pushed to, nothing landed: still head_changed, and the branch is not moved', async () => {
     const { n, tested, merge } = await testedPullRequest('squash');
     const base = repo.branch('main');
@@ -214,7 +233,7 @@ describe('closing the PRs after the landing', () => {
     expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
     const listed = fake.requestsTo('issues/list-comments');
     expect(listed).toHaveLength(1);
-    expect(listed[0]?.query.since).toBe('2026-11-01T09:10:00.000Z'); // the run's start, less the margin for clocks
+    expect(listed[0]?.query.since).toBe('2026-11-01T09:10:00Z'); // the run's start, less the margin for clocks
   });
 
   test('the first attempt said "the queue closes it", then the author pushed: the retry leaves the PR open and says so too', async () => {
@@ -229,6 +248,19 @@ describe('closing the PRs after the landing', () => {
     expect(repo.pullRequest(n).state).toBe('open');
     // Before, the first comment's marker silenced this one: the PR stayed open under "the queue closes it".
     expect(landedComments().map((c) => c.body)).toEqual([expect.stringMatching(/so the queue closes it/), expect.stringMatching(/did not land, so the pull request stays open/)]);
+  });
+
+  // Found by review: before the two markers the "stays open" text carried the one marker; a retry after an upgrade read
+  // it as the closing text and said "stays open" a second time.
+  test('a "stays open" comment from before the two markers (it carried the one marker): the retry does not say it again', async () => {
+    const { n, tested, merge } = await testedPullRequest('squash');
+    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { owner: 'acme', repo: 'widgets', ref: 'heads/main', sha: tested, force: false });
+    repo.pushToPullRequest(n);
+    repo.comment(n, 'Landed on `main` by the merge queue, squashed, in abc1234: the head it tested. Commits pushed since did not land, so the pull request stays open.\n\n<!-- merge-queue: landed run run1 -->', 'merge-queue[bot]');
+
+    expect(await landTestedCommit(client, { ...merge, askedAgain: true }, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+    expect(repo.pullRequest(n).state).toBe('open');
+    expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
   });
 
   test('a first landing does not read the comments (nothing can be there yet): no request spent', async () => {

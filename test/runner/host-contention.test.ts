@@ -18,6 +18,7 @@ async function carryOut(failures: unknown[]) {
   const outageGauge: number[] = [];
   const retries: string[] = [];
   const warnings: string[] = [];
+  const refusals: string[] = [];
   const delays: number[] = [];
   let calls = 0;
   const host = {
@@ -29,6 +30,7 @@ async function carryOut(failures: unknown[]) {
   } as unknown as GitHost;
   const ctx = {
     queue: { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main' },
+    log: { info() {}, warn() {}, error: (details: { err?: unknown }, message: string) => void refusals.push(`${message}: ${(details.err as Error).message}`) },
     hosts: { forHost: () => host },
     report: async (input: RunnerInput) => void reports.push(input),
   } as unknown as ActionContext;
@@ -46,10 +48,13 @@ async function carryOut(failures: unknown[]) {
     report: async (input) => void reports.push(input),
   });
   const outageReports = reports.filter((r) => r.type === 'host_unavailable' || r.type === 'host_recovered');
-  return { done, calls, reports, outageReports, outageGauge, retries, warnings, delays, tracking };
+  return { done, calls, reports, outageReports, outageGauge, retries, warnings, refusals, delays, tracking };
 }
 
 const moved = () => new StagingMoved('mq-staging/main moved while the run was built');
+/** A race lost on an answer a ruleset's refusal gives too (GitHub's 422 "Reference update failed"). */
+const movedOn = (message = 'Reference update failed') => new StagingMoved('mq-staging/main moved while the run was built', { cause: Object.assign(new Error(message), { status: 422 }) });
+const badGateway = () => Object.assign(new Error('Bad Gateway'), { status: 502 });
 
 test('a moved staging branch is a race lost, still retried (transient)', () => {
   expect(isTransientHostError(moved())).toBe(true);
@@ -87,4 +92,27 @@ test('an ordinary host failure is an outage from its first failure', async () =>
   expect(result.outageReports).toEqual([{ type: 'host_unavailable', message: 'read_base_head: 502: Bad Gateway', cause: 'actions' }, { type: 'host_recovered' }]);
   expect(result.outageGauge).toEqual([1, 0]);
   expect(result.warnings).toHaveLength(1);
+});
+
+test('the same refusal-like answer behind every race lost: past the races allowed, settled as that refusal in GitHub\'s words', async () => {
+  const result = await carryOut(Array.from({ length: RACES_LOST_BEFORE_OUTAGE + 1 }, () => movedOn()));
+
+  expect(result.done).toBe(true);
+  expect(result.calls).toBe(RACES_LOST_BEFORE_OUTAGE + 1);
+  expect(result.refusals).toEqual(['the host refused a queue action: Reference update failed']);
+  expect(result.outageReports).toEqual([]);
+});
+
+// Found by review: every race counted, so races of another kind (or a 502 between) made the first refusal-like answer a refusal.
+test.each([
+  ['races without such an answer before it', [...Array.from({ length: RACES_LOST_BEFORE_OUTAGE }, moved), movedOn()]],
+  ['a 502 between the same answers', [...Array.from({ length: RACES_LOST_BEFORE_OUTAGE }, () => movedOn()), badGateway(), ...Array.from({ length: RACES_LOST_BEFORE_OUTAGE }, () => movedOn())]],
+  ['two answers taking turns', Array.from({ length: 2 * RACES_LOST_BEFORE_OUTAGE }, (_, i) => movedOn(i % 2 ? 'Reference update failed' : 'Reference already exists'))],
+])('%s: no refusal; the action is asked again until it goes through', async (_, failures) => {
+  const result = await carryOut(failures);
+
+  expect(result.done).toBe(true);
+  expect(result.calls).toBe(failures.length + 1);
+  expect(result.refusals).toEqual([]);
+  expect(result.reports).toContainEqual({ type: 'base_moved', sha: 'b1' });
 });

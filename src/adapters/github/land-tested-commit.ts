@@ -67,7 +67,8 @@ export async function landTestedCommit(
       // closeLanded, given the head that was tested, says so (the earlier attempt may have said "the queue closes it").
       const landed = await landedAlready(client, request, testedSha, retryMs);
       if (landed) {
-        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
+        // Not one retargeted since: it left this queue, and closing it would end its life on the other branch.
+        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged && p.base.ref === targetBranch).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
         log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
         if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, true);
         return { ok: true, newBaseSha: landed };
@@ -151,7 +152,9 @@ async function landedAlready(client: GitHubClient, request: MergeRequest, tested
   let built = await readBranch(client, request.repo, landingBranchName(request));
   // Asked again, the landing branch an earlier attempt created a moment ago may read as absent (a lagging replica):
   // read again before answering that nothing landed (found by review: the run was tested again on its own landing).
-  for (let attempt = 1; built === null && request.askedAgain === true && attempt < STALE_READ_ATTEMPTS; attempt++) {
+  // Not while the branch is still where the engine expects it: nothing landed on it, whatever the landing branch holds.
+  const mayHaveLanded = request.askedAgain === true && branchHead !== request.expectedBaseSha;
+  for (let attempt = 1; built === null && mayHaveLanded && attempt < STALE_READ_ATTEMPTS; attempt++) {
     await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
     built = await readBranch(client, request.repo, landingBranchName(request));
   }
@@ -301,13 +304,13 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
   for (const pr of prs) {
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
     const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
-    const commented = again ? await commentedAlready(client, repo, pr.number, [closedMarker, openMarker], request.runStartedAt, log, where) : [];
+    const commented = again ? await commentedAlready(client, repo, pr.number, { closedMarker, openMarker }, request.runStartedAt, log, where) : [];
     // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
     // by review: such a PR was closed as landed). It stays open and says which head landed; its new commits are the
     // author's to queue again.
     const headNow = await headAfterLanding(client, repo, pr.number, log, where);
     if (headNow !== pr.head.sha) {
-      if (commented.includes(openMarker)) continue;
+      if (commented.includes('open')) continue;
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
@@ -319,7 +322,7 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
       );
       continue;
     }
-    if (!commented.includes(closedMarker)) {
+    if (!commented.includes('closed')) {
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
@@ -340,16 +343,33 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
  */
 const CLOCK_SKEW_MS = 10 * 60_000;
 
+/** GitHub's `since` as its documentation writes it (YYYY-MM-DDTHH:MM:SSZ), whole seconds. */
+function sinceParameter(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /**
- * Which of the markers a comment of an earlier attempt on the PR holds; a refusal to list them says none (logged), a
- * transient failure is thrown. Only comments since the run started are listed (GitHub's `since`): a long discussion is not read whole.
+ * Which of the two texts an earlier attempt posted on the PR, by their markers on a bot's comments; a refusal to list
+ * them says none (logged), a transient failure is thrown. Only comments since the run started are listed (GitHub's
+ * `since`): a long discussion is not read whole.
  */
-async function commentedAlready(client: GitHubClient, repo: RepoRef, number: number, markers: string[], runStartedAt: Date | undefined, log: GitHubLog, details: object): Promise<string[]> {
-  const since = runStartedAt ? { since: new Date(runStartedAt.getTime() - CLOCK_SKEW_MS).toISOString() } : {};
+async function commentedAlready(
+  client: GitHubClient,
+  repo: RepoRef,
+  number: number,
+  markers: { closedMarker: string; openMarker: string },
+  runStartedAt: Date | undefined,
+  log: GitHubLog,
+  details: object,
+): Promise<Array<'closed' | 'open'>> {
+  const since = runStartedAt && Number.isFinite(runStartedAt.getTime()) ? { since: sinceParameter(new Date(runStartedAt.getTime() - CLOCK_SKEW_MS)) } : {};
   try {
     const comments = await readAllPages(client, 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), issue_number: number, ...since }, (data) => data as Array<{ body?: string; user?: { type?: string } | null }>);
-    const ours = comments.filter((c) => c.user?.type === 'Bot');
-    return markers.filter((marker) => ours.some((c) => c.body?.includes(marker) === true));
+    const ours = comments.filter((c) => c.user?.type === 'Bot').map((c) => c.body ?? '');
+    // Before the two markers, the "stays open" text carried the one marker the closing text has now: read as what it says.
+    const saidOpen = ours.some((body) => body.includes(markers.openMarker) || (body.includes(markers.closedMarker) && body.includes('stays open')));
+    const saidClosed = ours.some((body) => body.includes(markers.closedMarker) && !body.includes('stays open'));
+    return [...(saidClosed ? (['closed'] as const) : []), ...(saidOpen ? (['open'] as const) : [])];
   } catch (error) {
     if (isTransientHostError(error)) throw error;
     log.warn({ ...details, err: error }, "could not read a landed pull request's comments");
