@@ -52,8 +52,9 @@ export function isHostAction(action: RunnerAction): boolean {
  * a merge asked again answers what it did. What the engine must hear about
  * goes to the queue's inbox, never straight to decide(). Throws on host
  * failures (the caller retries them); refusals come back as values.
- * `again`: the same action was carried out before and failed transiently (it
- * may have got partly through; a merge tells the host so).
+ * `again`: the same action was carried out before and failed transiently, or a
+ * previous writer's answers to it were lost (it may have got partly through; a
+ * merge tells the host so).
  */
 export async function executeHostAction(ctx: ActionContext, action: RunnerAction, again = false): Promise<void> {
   switch (action.type) {

@@ -39,6 +39,8 @@ export interface OutageDeps {
   mayAct: () => Promise<boolean>;
   /** Tells the queue's writer, through its inbox. */
   report: (input: RunnerInput) => Promise<void>;
+  /** The action may have been carried out before, by a writer whose answers were lost (the first attempt is asked again too). */
+  askedBefore?: boolean;
 }
 
 /**
@@ -55,11 +57,13 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
   for (let attempt = 0; ; attempt++) {
     if (!(await deps.mayAct())) return false;
     try {
-      await executeHostAction(ctx, action, attempt > 0);
+      await executeHostAction(ctx, action, attempt > 0 || deps.askedBefore === true);
       if (tracking.outage) await recovered(tracking, deps);
       return true;
     } catch (error) {
       if (!isTransientHostError(error)) {
+        // The host answered: an outage reported before is over (found by review: the engine kept waiting for a recovery).
+        if (tracking.outage) await recovered(tracking, deps);
         await settleRefusal(ctx, action, error);
         return true;
       }
@@ -70,6 +74,7 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
       const said = refusal === null ? null : describeHostError(refusal);
       sameAnswer = said === null ? null : { said, times: sameAnswer?.said === said ? sameAnswer.times + 1 : 1 };
       if (sameAnswer && sameAnswer.times > RACES_LOST_BEFORE_OUTAGE) {
+        if (tracking.outage) await recovered(tracking, deps);
         await settleRefusal(ctx, action, refusal);
         return true;
       }

@@ -79,6 +79,13 @@ interface QueueWorker {
    * the state is loaded; every decision appended since is added here too.
    */
   unacted: StoredDecision[];
+  /**
+   * Decisions up to here may have been carried out in part already, the answers lost: those unacted when this
+   * writer loaded the state (a previous writer's, or this process's before a restart) and those this writer began
+   * and did not finish (its lease lapsed, and it took the lease back). Their actions are carried out as asked again
+   * (a merge tells the host so: it looks for what it did before, its landing branch and comments).
+   */
+  triedThrough: number;
   decisionsSinceSnapshot: number;
   /** Runs in flight when the state was loaded: started again once, hosts may have lost them in a restart. */
   resumeRuns: EngineRun[];
@@ -713,6 +720,7 @@ export class QueueRunner {
       leaseExpiresAt: lease.expiresAt,
       actedThrough: cursors.actedThrough,
       unacted: [],
+      triedThrough: 0,
       decisionsSinceSnapshot: loaded?.decisions.length ?? 0,
       resumeRuns: [],
       outage: null,
@@ -728,6 +736,7 @@ export class QueueRunner {
       loaded && cursors.actedThrough < loaded.snapshot.version
         ? await stores.engine.decisionsAfter(queueId, cursors.actedThrough, Number.MAX_SAFE_INTEGER)
         : (loaded?.decisions ?? []).filter((decision) => decision.version > cursors.actedThrough);
+    worker.triedThrough = worker.unacted.at(-1)?.version ?? 0;
     // Runs whose start is still among the actions to carry out are started by those; the others again, once.
     const toStart = new Set(worker.unacted.flatMap((d) => d.actions.flatMap((a) => (a.type === 'start_run' ? [a.run.id] : []))));
     // Probes (engine/probes.ts) too: one never reported would hold its CI slot until the test timeout.
@@ -868,8 +877,10 @@ export class QueueRunner {
       const together = this.options.hosts.forHost(worker.queue.repo.host)?.answersLocally === true;
       for (const decision of decisions) {
         const actions = decision.actions.filter((action) => isHostAction(action) && !superseded.has(action));
+        const tried = decision.version <= worker.triedThrough;
+        worker.triedThrough = Math.max(worker.triedThrough, decision.version);
         for (const step of hostSteps(actions, together)) {
-          if (!(await this.carryOut(worker, step))) return;
+          if (!(await this.carryOut(worker, step, tried))) return;
         }
         worker.actedThrough = decision.version;
         worker.unacted.shift();
@@ -879,7 +890,8 @@ export class QueueRunner {
   }
 
   /** Host actions carried out together, each retried through host outages; false when this replica must stop acting. */
-  private async carryOut(worker: QueueWorker, step: RunnerAction[]): Promise<boolean> {
+  /** `tried`: the step may have been carried out before, its answer lost (see QueueWorker.triedThrough). */
+  private async carryOut(worker: QueueWorker, step: RunnerAction[], tried = false): Promise<boolean> {
     this.carrying.set(worker.queueId, { action: step.length === 1 ? (step[0] as RunnerAction).type : `${step.length} x ${(step[0] as RunnerAction).type}`, since: this.now() });
     try {
       let left = step;
@@ -887,18 +899,19 @@ export class QueueRunner {
         // Tried together once; what failed goes the usual way, one after another (retried through an outage,
         // or its refusal settled). Every action here is safe to repeat.
         const ctx = this.context(worker);
-        const tried = await Promise.allSettled(step.map((action) => executeHostAction(ctx, action)));
-        left = step.filter((_, index) => tried[index]?.status === 'rejected');
+        const outcomes = await Promise.allSettled(step.map((action) => executeHostAction(ctx, action, tried)));
+        left = step.filter((_, index) => outcomes[index]?.status === 'rejected');
       }
-      for (const action of left) if (!(await this.carryOutOnce(worker, action))) return false;
+      for (const action of left) if (!(await this.carryOutOnce(worker, action, tried))) return false;
       return true;
     } finally {
       this.carrying.delete(worker.queueId);
     }
   }
 
-  private carryOutOnce(worker: QueueWorker, action: RunnerAction): Promise<boolean> {
+  private carryOutOnce(worker: QueueWorker, action: RunnerAction, tried: boolean): Promise<boolean> {
     return carryOutThroughOutages(this.context(worker), action, worker, {
+      askedBefore: tried,
       log: this.options.log,
       ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
       now: this.now,

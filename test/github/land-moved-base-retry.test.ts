@@ -115,12 +115,14 @@ describe.each([
   });
 });
 
-/** The client, with reads of the landing branch answered 404 (a replica behind its creation) while `behind()`. */
-function laggingLandingBranch(behind: () => boolean): GitHubClient {
+/** The client, with reads of the landing branch answered 404 (a replica behind its creation) while `behind()`; `reads` counts them. */
+function laggingLandingBranch(behind: () => boolean, reads = { count: 0 }): GitHubClient {
   const plain: GitHubClient = client;
   return {
     request: async (route, parameters) => {
-      if (route === 'GET /repos/{owner}/{repo}/git/ref/{ref}' && parameters?.ref === 'heads/mq-landing/main/r1' && behind()) {
+      const landingRead = route === 'GET /repos/{owner}/{repo}/git/ref/{ref}' && parameters?.ref === 'heads/mq-landing/main/r1';
+      if (landingRead) reads.count++;
+      if (landingRead && behind()) {
         throw Object.assign(new Error('Not Found'), { status: 404 });
       }
       return plain.request(route, parameters);
@@ -139,8 +141,11 @@ test('asked again after its move of main failed, the landing branch reading as a
   let behind = true;
   const again = { ...merge, askedAgain: true };
 
-  const first = await landTestedCommit(laggingLandingBranch(() => behind), again, tested, recordingLog(), { refUpdateRetryMs: 1 }).catch((error: unknown) => error);
+  const reads = { count: 0 };
+  const first = await landTestedCommit(laggingLandingBranch(() => behind, reads), again, tested, recordingLog(), { refUpdateRetryMs: 1 }).catch((error: unknown) => error);
   expect(first).toBeInstanceOf(BranchReadBehind);
+  // Once to find a landing (not again: main is where the engine expects it, so nothing of it landed), once after the create.
+  expect(reads.count).toBe(2);
   expect(isHostContention(first)).toBe(true);
   expect(repo.branch('main')).toBe(merge.expectedBaseSha);
   behind = false;

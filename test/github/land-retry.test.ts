@@ -107,7 +107,7 @@ describe('a landing asked again after it happened', () => {
   });
 
   // Found by review: every PR still open was closed, one moved to another branch as well (its life there ended).
-  test('a batch landed, its answer lost, one PR retargeted to another branch since: ok, the other PR closed, the retargeted one left open', async () => {
+  test('a batch landed, its answer lost, one PR retargeted to another branch since: ok, the other PR closed, the retargeted one left open and told why', async () => {
     const retargeted = repo.openPullRequest({ title: 'First', commits: 1 });
     const other = repo.openPullRequest({ title: 'Second', commits: 1 });
     const heads = [retargeted, other].map((n) => ({ prNumber: n, headSha: repo.pullRequest(n).headSha }));
@@ -122,7 +122,7 @@ describe('a landing asked again after it happened', () => {
     expect(await landTestedCommit(client, merge, built.sha, recordingLog())).toEqual({ ok: true, newBaseSha: built.sha });
     expect(repo.pullRequest(other).state).toBe('closed');
     expect(repo.pullRequest(retargeted)).toMatchObject({ state: 'open', baseRef: 'release' });
-    expect(repo.comments(retargeted)).toEqual([]);
+    expect(repo.comments(retargeted).map((c) => c.body)).toEqual([expect.stringContaining('It targets `release` now, so the pull request stays open.')]);
   });
 
   test('pushed to, nothing landed: still head_changed, and the branch is not moved', async () => {
@@ -324,6 +324,28 @@ test('a push to the PR while the branch moves: the tested head lands, the PR sta
   expect(repo.pullRequest(n)).toMatchObject({ state: 'open', headSha: pushed });
   const said = repo.comments(n).map((c) => c.body);
   expect(said).toEqual([expect.stringContaining(`Commits pushed since (the head is now ${(pushed as unknown as string).slice(0, 7)}) did not land`)]);
+});
+
+test('the PR retargeted to another branch while the branch moves: the tested head lands, the PR stays open and says why', async () => {
+  const { n, tested, merge } = await testedPullRequest('squash');
+  repo.push('release', { change: 'release-branch' });
+  let moved = false;
+  const racing = {
+    request: async (route: string, parameters?: Record<string, unknown>) => {
+      const answer = await client.request(route, parameters);
+      if (route.startsWith('PATCH /repos/{owner}/{repo}/git/refs/') && !moved) {
+        moved = true;
+        repo.editPullRequest(n, { base: 'release' });
+      }
+      return answer;
+    },
+  };
+
+  expect(await landTestedCommit(racing, merge, tested, recordingLog())).toEqual({ ok: true, newBaseSha: tested });
+
+  expect(repo.branch('main')).toBe(tested);
+  expect(repo.pullRequest(n)).toMatchObject({ state: 'open', baseRef: 'release' });
+  expect(repo.comments(n).map((c) => c.body)).toEqual([expect.stringContaining('It targets `release` now, so the pull request stays open.')]);
 });
 
 test('no push meanwhile: the landed PR is closed with its comment', async () => {

@@ -115,4 +115,20 @@ test.each([
   expect(result.calls).toBe(failures.length + 1);
   expect(result.refusals).toEqual([]);
   expect(result.reports).toContainEqual({ type: 'base_moved', sha: 'b1' });
+  // Past the races allowed (or at the 502), an outage the operator sees, and its end.
+  expect(result.outageReports.map((r) => r.type)).toEqual(['host_unavailable', 'host_recovered']);
+});
+
+// Found by review: a refusal settled during an outage left the engine waiting for a recovery nobody reported.
+test.each([
+  ['a refusal', [badGateway(), Object.assign(new Error('Not Found'), { status: 404 })]],
+  ['the same refusal-like answer past the races allowed', [badGateway(), ...Array.from({ length: RACES_LOST_BEFORE_OUTAGE + 1 }, () => movedOn())]],
+])('an outage, then %s: the outage is over (the host answered) before the refusal is settled', async (_, failures) => {
+  const result = await carryOut(failures);
+
+  expect(result.done).toBe(true);
+  expect(result.refusals).toHaveLength(1);
+  expect(result.outageReports.map((r) => r.type)).toEqual(['host_unavailable', 'host_recovered']);
+  expect(result.tracking.outage).toBeNull();
+  expect(result.outageGauge.at(-1)).toBe(0);
 });

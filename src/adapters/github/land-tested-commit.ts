@@ -67,8 +67,7 @@ export async function landTestedCommit(
       // closeLanded, given the head that was tested, says so (the earlier attempt may have said "the queue closes it").
       const landed = await landedAlready(client, request, testedSha, retryMs);
       if (landed) {
-        // Not one retargeted since: it left this queue, and closing it would end its life on the other branch.
-        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged && p.base.ref === targetBranch).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
+        const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
         log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
         if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, true);
         return { ok: true, newBaseSha: landed };
@@ -153,7 +152,7 @@ async function landedAlready(client: GitHubClient, request: MergeRequest, tested
   // Asked again, the landing branch an earlier attempt created a moment ago may read as absent (a lagging replica):
   // read again before answering that nothing landed (found by review: the run was tested again on its own landing).
   // Not while the branch is still where the engine expects it: nothing landed on it, whatever the landing branch holds.
-  const mayHaveLanded = request.askedAgain === true && branchHead !== request.expectedBaseSha;
+  const mayHaveLanded = request.askedAgain === true && branchHead !== null && branchHead !== request.expectedBaseSha;
   for (let attempt = 1; built === null && mayHaveLanded && attempt < STALE_READ_ATTEMPTS; attempt++) {
     await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
     built = await readBranch(client, request.repo, landingBranchName(request));
@@ -307,17 +306,20 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
     const commented = again ? await commentedAlready(client, repo, pr.number, { closedMarker, openMarker }, request.runStartedAt, log, where) : [];
     // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
     // by review: such a PR was closed as landed). It stays open and says which head landed; its new commits are the
-    // author's to queue again.
-    const headNow = await headAfterLanding(client, repo, pr.number, log, where);
-    if (headNow !== pr.head.sha) {
+    // author's to queue again. So does one moved to another branch meanwhile: closing it would end its life there.
+    const now = await afterLandingRead(client, repo, pr.number, log, where);
+    if (now?.head !== pr.head.sha || now.base !== request.targetBranch) {
       if (commented.includes('open')) continue;
+      const why = !now
+        ? 'Its head could not be read again, so'
+        : now.head !== pr.head.sha
+          ? `Commits pushed since (the head is now ${now.head.slice(0, 7)}) did not land, so`
+          : `It targets \`${now.base}\` now, so`;
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
           issue_number: pr.number,
-          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${
-            headNow ? `Commits pushed since (the head is now ${headNow.slice(0, 7)}) did not land, so` : 'Its head could not be read again, so'
-          } the pull request stays open.\n\n${openMarker}`,
+          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${why} the pull request stays open.\n\n${openMarker}`,
         }),
       );
       continue;
@@ -377,11 +379,11 @@ async function commentedAlready(
   }
 }
 
-/** The PR's head now, or null when GitHub refused to say (logged); a transient failure is thrown (see landTestedCommit). */
-async function headAfterLanding(client: GitHubClient, repo: RepoRef, number: number, log: GitHubLog, details: object): Promise<string | null> {
+/** The PR's head and base now, or null when GitHub refused to say (logged); a transient failure is thrown (see landTestedCommit). */
+async function afterLandingRead(client: GitHubClient, repo: RepoRef, number: number, log: GitHubLog, details: object): Promise<{ head: string; base: string } | null> {
   try {
     const pr = await getData<PullRequestData>(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: number });
-    return pr.head.sha;
+    return { head: pr.head.sha, base: pr.base.ref };
   } catch (error) {
     if (isTransientHostError(error)) throw error;
     log.warn({ ...details, err: error }, 'could not read a landed pull request again');

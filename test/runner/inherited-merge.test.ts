@@ -1,0 +1,94 @@
+/**
+ * A writer that lost its lease while landing: the host may have landed the run (and commented, closed PRs) with
+ * the answer lost. The next writer carries out the decisions left unacted, and a landing among them is asked as a
+ * landing asked again (MergeRequest.askedAgain), so the host looks for what was done before (its landing branch,
+ * its comments) instead of doing it twice. Found by review: only a retry within one writer said so.
+ */
+import { gitHostRegistry, type GitHost, type MergeRequest } from '../../src/ports/git-host.js';
+import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
+import { QueueRunner } from '../../src/runner/queue-runner.js';
+import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+
+const TTL = 30_000;
+const db = useRunnerDatabase('inherited_merge');
+
+function runner(owner: string, host: GitHost, clock: { now: number }) {
+  return new QueueRunner({ stores: db.stores, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner, now: () => clock.now, leaseTtlMs: TTL, pollMs: 60_000, retryDelayMs: () => 1 });
+}
+
+/** A host double that builds every run and records the landings it is asked for, answering as `land` says. */
+function landingHost(land: (request: MergeRequest) => Promise<void>) {
+  const merges: MergeRequest[] = [];
+  const host = quietHost({
+    readPullRequest: async (_repo, prNumber) => prFacts(prNumber),
+    startTestRun: async (request) => ({ ok: true, testBranch: `mq/${request.runId}`, testBranchSha: `sha-${request.runId}` }),
+    merge: async (request) => {
+      merges.push(request);
+      await land(request);
+      return { ok: true, newBaseSha: 'landed' };
+    },
+  });
+  return { host, merges };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+test('a landing whose writer lost its lease with the answer lost: the next writer asks it again (askedAgain), once, and the PR merges', async () => {
+  const config = { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 };
+  const queue = await insertQueue(db.stores, 'inherited', { config });
+  const clock = { now: 1_000_000 };
+  // A lands, then dies before the answer is back (a 502 after the write), its lease running out.
+  let stopping: Promise<void> | null = null;
+  const a = landingHost(async () => {
+    clock.now += TTL + 5_000;
+    stopping = writerA.stop();
+    throw Object.assign(new Error('Bad Gateway'), { status: 502 });
+  });
+  const b = landingHost(async () => undefined);
+  const writerA = runner('A', a.host, clock);
+  const writerB = runner('B', b.host, clock);
+  await writerA.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
+  await writerA.dispatch(queue.id, submitted);
+  await writerA.settled(queue.id);
+  const runId = (await writerA.engineState(queue.id))?.runs[0]?.id as string;
+
+  await writerA.dispatch(queue.id, { type: 'run_finished', runId, passed: true });
+  await settle();
+  expect(a.merges).toHaveLength(1);
+  expect(a.merges[0]?.askedAgain).toBeUndefined();
+  await stopping;
+
+  await writerB.start();
+  await settle();
+  expect(b.merges).toHaveLength(1);
+  expect(b.merges[0]).toMatchObject({ runId: a.merges[0]?.runId, askedAgain: true });
+  expect((await db.stores.entries.findById(entryId))?.state).toBe('MERGED');
+  await writerB.stop();
+});
+
+test('a writer that took its lease back after it ran out mid-landing asks that landing again (askedAgain)', async () => {
+  const config = { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 };
+  const queue = await insertQueue(db.stores, 'taken-back', { config });
+  const clock = { now: 1_000_000 };
+  // The first landing outlives the lease (no other replica takes it) and its answer is lost; the next one goes through.
+  let lapses = 1;
+  const a = landingHost(async () => {
+    if (lapses-- <= 0) return;
+    clock.now += TTL + 5_000;
+    throw Object.assign(new Error('Bad Gateway'), { status: 502 });
+  });
+  const writer = runner('A', a.host, clock);
+  await writer.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
+  await writer.dispatch(queue.id, submitted);
+  await writer.settled(queue.id);
+  const runId = (await writer.engineState(queue.id))?.runs[0]?.id as string;
+
+  await writer.dispatch(queue.id, { type: 'run_finished', runId, passed: true });
+  await settle();
+
+  expect(a.merges.map((m) => m.askedAgain === true)).toEqual([false, true]);
+  expect((await db.stores.entries.findById(entryId))?.state).toBe('MERGED');
+  await writer.stop();
+});
