@@ -62,9 +62,10 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
       return true;
     } catch (error) {
       if (!isTransientHostError(error)) {
-        // The host answered: an outage reported before is over (found by review: the engine kept waiting for a recovery).
-        if (tracking.outage) await recovered(tracking, deps);
+        // The host answered: the actions' outage reported before is over (found by review: the engine kept waiting for a
+        // recovery). The verdict goes first, so no round starts on the recovery before the engine has heard it.
         await settleRefusal(ctx, action, error);
+        if (tracking.outage) await recovered(tracking, deps, 'actions');
         return true;
       }
       racesLost = isHostContention(error) ? racesLost + 1 : 0;
@@ -74,8 +75,8 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
       const said = refusal === null ? null : describeHostError(refusal);
       sameAnswer = said === null ? null : { said, times: sameAnswer?.said === said ? sameAnswer.times + 1 : 1 };
       if (sameAnswer && sameAnswer.times > RACES_LOST_BEFORE_OUTAGE) {
-        if (tracking.outage) await recovered(tracking, deps);
         await settleRefusal(ctx, action, refusal);
+        if (tracking.outage) await recovered(tracking, deps, 'actions');
         return true;
       }
       // A race lost while the host answers is no outage: retried quietly, unless it keeps being lost.
@@ -111,11 +112,14 @@ async function failing(tracking: OutageTracking, action: string, error: unknown,
   if (first) await deps.report({ type: 'host_unavailable', message: `${action}: ${describeHostError(error)}`, cause: 'actions' });
 }
 
-async function recovered(tracking: OutageTracking, deps: OutageDeps): Promise<void> {
+/**
+ * No cause when an action went through: that proves the host answers and the App may act, whatever reported the
+ * outage. A refusal proves less (a 403 may be the very access that is missing): it ends only the actions' outage.
+ */
+async function recovered(tracking: OutageTracking, deps: OutageDeps, cause?: 'actions'): Promise<void> {
   const since = tracking.outage?.since ?? deps.now();
   tracking.outage = null;
   deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 0);
   deps.log.info({ queueId: tracking.queueId, outageSeconds: Math.round((deps.now() - since) / 1000) }, 'the repository host answers again');
-  // No cause: an action that went through proves the host answers and the App may act, whatever reported the outage.
-  await deps.report({ type: 'host_recovered' });
+  await deps.report(cause ? { type: 'host_recovered', cause } : { type: 'host_recovered' });
 }

@@ -90,3 +90,13 @@ test('an outage only access caused ends when access comes back; one saved before
   q.send({ type: 'host_recovered', cause: 'access' }, 40 * MINUTE);
   expect(q.state.hostOutage).toEqual({ since: 30 * MINUTE, message: 'merge: 502', causes: ['actions'] });
 });
+
+// Found by review: a refusal settled during an outage reported a recovery without cause, ending an access outage too.
+test('a refusal ending the runner\'s outage (cause actions) leaves access lost meanwhile', () => {
+  const q = queue();
+  q.submit(1, 0);
+  q.send({ type: 'host_unavailable', message: 'merge: 502: Bad Gateway', cause: 'actions' }, 10 * MINUTE);
+  q.send({ type: 'host_unavailable', message: 'the App was suspended', cause: 'access' }, 15 * MINUTE);
+  q.send({ type: 'host_recovered', cause: 'actions' }, 20 * MINUTE);
+  expect(q.state.hostOutage).toEqual({ since: 10 * MINUTE, message: 'the App was suspended', causes: ['access'] });
+});

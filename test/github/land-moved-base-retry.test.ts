@@ -208,3 +208,27 @@ test('the moved-base move of main answered "Reference update failed" three times
   expect(fake.pullRequestsIn(repo.branch('main')!)).toEqual([api]);
   expect(repo.pullRequest(web).state).toBe('open');
 });
+
+// Found by review: the re-reads of the landing branch were guarded only by "main is not where the engine expects it",
+// which a target branch read as absent (deleted, or a read behind) satisfies; nothing can have landed on no branch.
+test('asked again while the target branch reads as absent: the landing branch is read once, not again; nothing landed (base_moved)', async () => {
+  await start(0);
+  const { merge, tested } = await webLaneAfterApiLanded();
+  const plain: GitHubClient = client;
+  const reads = { count: 0 };
+  const mainAbsent: GitHubClient = {
+    request: async (route, parameters) => {
+      const read = route === 'GET /repos/{owner}/{repo}/git/ref/{ref}';
+      if (read && parameters?.ref === 'heads/main') throw Object.assign(new Error('Not Found'), { status: 404 });
+      if (read && parameters?.ref === 'heads/mq-landing/main/r1') reads.count++;
+      return plain.request(route, parameters);
+    },
+  };
+
+  const outcome = await landTestedCommit(mainAbsent, { ...merge, askedAgain: true }, tested, recordingLog(), { refUpdateRetryMs: 1 });
+
+  expect(outcome).toEqual({ ok: false, reason: 'base_moved' });
+  expect(reads.count).toBe(1);
+  expect(repo.branches().filter((b) => b.startsWith('mq-landing/'))).toEqual([]);
+  fake.assertNoViolations();
+});

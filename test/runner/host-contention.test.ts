@@ -20,6 +20,8 @@ async function carryOut(failures: unknown[]) {
   const warnings: string[] = [];
   const refusals: string[] = [];
   const delays: number[] = [];
+  /** Refusals logged and inputs reported, in the order they came. */
+  const sequence: string[] = [];
   let calls = 0;
   const host = {
     readBranchHead: async () => {
@@ -30,7 +32,14 @@ async function carryOut(failures: unknown[]) {
   } as unknown as GitHost;
   const ctx = {
     queue: { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main' },
-    log: { info() {}, warn() {}, error: (details: { err?: unknown }, message: string) => void refusals.push(`${message}: ${(details.err as Error).message}`) },
+    log: {
+      info() {},
+      warn() {},
+      error: (details: { err?: unknown }, message: string) => {
+        refusals.push(`${message}: ${(details.err as Error).message}`);
+        sequence.push('refused');
+      },
+    },
     hosts: { forHost: () => host },
     report: async (input: RunnerInput) => void reports.push(input),
   } as unknown as ActionContext;
@@ -45,10 +54,13 @@ async function carryOut(failures: unknown[]) {
     delayMs: (attempt) => attempt,
     sleep: async (ms) => void delays.push(ms),
     mayAct: async () => true,
-    report: async (input) => void reports.push(input),
+    report: async (input) => {
+      reports.push(input);
+      sequence.push(input.type);
+    },
   });
   const outageReports = reports.filter((r) => r.type === 'host_unavailable' || r.type === 'host_recovered');
-  return { done, calls, reports, outageReports, outageGauge, retries, warnings, refusals, delays, tracking };
+  return { done, calls, reports, outageReports, outageGauge, retries, warnings, refusals, delays, tracking, sequence };
 }
 
 const moved = () => new StagingMoved('mq-staging/main moved while the run was built');
@@ -119,16 +131,18 @@ test.each([
   expect(result.outageReports.map((r) => r.type)).toEqual(['host_unavailable', 'host_recovered']);
 });
 
-// Found by review: a refusal settled during an outage left the engine waiting for a recovery nobody reported.
+// Found by review: a refusal settled during an outage left the engine waiting for a recovery nobody reported. A refusal
+// ends only the actions' outage (a 403 may be the very access lost), and only after the verdict, so no round starts first.
 test.each([
   ['a refusal', [badGateway(), Object.assign(new Error('Not Found'), { status: 404 })]],
   ['the same refusal-like answer past the races allowed', [badGateway(), ...Array.from({ length: RACES_LOST_BEFORE_OUTAGE + 1 }, () => movedOn())]],
-])('an outage, then %s: the outage is over (the host answered) before the refusal is settled', async (_, failures) => {
+])('an outage, then %s: the refusal is settled, then the actions\' outage is over (the host answered)', async (_, failures) => {
   const result = await carryOut(failures);
 
   expect(result.done).toBe(true);
   expect(result.refusals).toHaveLength(1);
-  expect(result.outageReports.map((r) => r.type)).toEqual(['host_unavailable', 'host_recovered']);
+  expect(result.outageReports).toEqual([expect.objectContaining({ type: 'host_unavailable', cause: 'actions' }), { type: 'host_recovered', cause: 'actions' }]);
+  expect(result.sequence).toEqual(['host_unavailable', 'refused', 'host_recovered']);
   expect(result.tracking.outage).toBeNull();
   expect(result.outageGauge.at(-1)).toBe(0);
 });

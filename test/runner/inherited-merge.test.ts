@@ -7,6 +7,7 @@
 import { gitHostRegistry, type GitHost, type MergeRequest } from '../../src/ports/git-host.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
+import { waitFor } from '../support/wait-for.js';
 import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const TTL = 30_000;
@@ -31,8 +32,6 @@ function landingHost(land: (request: MergeRequest) => Promise<void>) {
   return { host, merges };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
-
 test('a landing whose writer lost its lease with the answer lost: the next writer asks it again (askedAgain), once, and the PR merges', async () => {
   const config = { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 };
   const queue = await insertQueue(db.stores, 'inherited', { config });
@@ -54,16 +53,15 @@ test('a landing whose writer lost its lease with the answer lost: the next write
   const runId = (await writerA.engineState(queue.id))?.runs[0]?.id as string;
 
   await writerA.dispatch(queue.id, { type: 'run_finished', runId, passed: true });
-  await settle();
+  await waitFor(async () => a.merges.length, (count) => count > 0);
   expect(a.merges).toHaveLength(1);
   expect(a.merges[0]?.askedAgain).toBeUndefined();
   await stopping;
 
   await writerB.start();
-  await settle();
+  await waitFor(async () => (await db.stores.entries.findById(entryId))?.state, (state) => state === 'MERGED');
   expect(b.merges).toHaveLength(1);
   expect(b.merges[0]).toMatchObject({ runId: a.merges[0]?.runId, askedAgain: true });
-  expect((await db.stores.entries.findById(entryId))?.state).toBe('MERGED');
   await writerB.stop();
 });
 
@@ -86,9 +84,8 @@ test('a writer that took its lease back after it ran out mid-landing asks that l
   const runId = (await writer.engineState(queue.id))?.runs[0]?.id as string;
 
   await writer.dispatch(queue.id, { type: 'run_finished', runId, passed: true });
-  await settle();
+  await waitFor(async () => (await db.stores.entries.findById(entryId))?.state, (state) => state === 'MERGED');
 
   expect(a.merges.map((m) => m.askedAgain === true)).toEqual([false, true]);
-  expect((await db.stores.entries.findById(entryId))?.state).toBe('MERGED');
   await writer.stop();
 });
