@@ -32,9 +32,21 @@ function landingHost(land: (request: MergeRequest) => Promise<void>) {
   return { host, merges };
 }
 
-test('a landing whose writer lost its lease with the answer lost: the next writer asks it again (askedAgain), once, and the PR merges', async () => {
+/** A queue of one run at a time whose one PR the writer has started testing; the PR's entry and that run. */
+async function oneRunTesting(writer: QueueRunner, name: string) {
   const config = { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 };
-  const queue = await insertQueue(db.stores, 'inherited', { config });
+  const queue = await insertQueue(db.stores, name, { config });
+  await writer.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
+  await writer.dispatch(queue.id, submitted);
+  await writer.settled(queue.id);
+  const runId = (await writer.engineState(queue.id))?.runs[0]?.id as string;
+  return { queueId: queue.id, entryId, runId };
+}
+
+const merged = (entryId: string) => waitFor(async () => (await db.stores.entries.findById(entryId))?.state, (state) => state === 'MERGED');
+
+test('a landing whose writer lost its lease with the answer lost: the next writer asks it again (askedAgain), once, and the PR merges', async () => {
   const clock = { now: 1_000_000 };
   // A lands, then dies before the answer is back (a 502 after the write), its lease running out.
   let stopping: Promise<void> | null = null;
@@ -46,28 +58,22 @@ test('a landing whose writer lost its lease with the answer lost: the next write
   const b = landingHost(async () => undefined);
   const writerA = runner('A', a.host, clock);
   const writerB = runner('B', b.host, clock);
-  await writerA.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
-  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
-  await writerA.dispatch(queue.id, submitted);
-  await writerA.settled(queue.id);
-  const runId = (await writerA.engineState(queue.id))?.runs[0]?.id as string;
+  const { queueId, entryId, runId } = await oneRunTesting(writerA, 'inherited');
 
-  await writerA.dispatch(queue.id, { type: 'run_finished', runId, passed: true });
+  await writerA.dispatch(queueId, { type: 'run_finished', runId, passed: true });
   await waitFor(async () => a.merges.length, (count) => count > 0);
   expect(a.merges).toHaveLength(1);
   expect(a.merges[0]?.askedAgain).toBeUndefined();
   await stopping;
 
   await writerB.start();
-  await waitFor(async () => (await db.stores.entries.findById(entryId))?.state, (state) => state === 'MERGED');
+  await merged(entryId);
   expect(b.merges).toHaveLength(1);
   expect(b.merges[0]).toMatchObject({ runId: a.merges[0]?.runId, askedAgain: true });
   await writerB.stop();
 });
 
 test('a writer that took its lease back after it ran out mid-landing asks that landing again (askedAgain)', async () => {
-  const config = { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 };
-  const queue = await insertQueue(db.stores, 'taken-back', { config });
   const clock = { now: 1_000_000 };
   // The first landing outlives the lease (no other replica takes it) and its answer is lost; the next one goes through.
   let lapses = 1;
@@ -77,14 +83,10 @@ test('a writer that took its lease back after it ran out mid-landing asks that l
     throw Object.assign(new Error('Bad Gateway'), { status: 502 });
   });
   const writer = runner('A', a.host, clock);
-  await writer.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
-  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
-  await writer.dispatch(queue.id, submitted);
-  await writer.settled(queue.id);
-  const runId = (await writer.engineState(queue.id))?.runs[0]?.id as string;
+  const { queueId, entryId, runId } = await oneRunTesting(writer, 'taken-back');
 
-  await writer.dispatch(queue.id, { type: 'run_finished', runId, passed: true });
-  await waitFor(async () => (await db.stores.entries.findById(entryId))?.state, (state) => state === 'MERGED');
+  await writer.dispatch(queueId, { type: 'run_finished', runId, passed: true });
+  await merged(entryId);
 
   expect(a.merges.map((m) => m.askedAgain === true)).toEqual([false, true]);
   await writer.stop();

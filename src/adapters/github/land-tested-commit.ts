@@ -69,7 +69,7 @@ export async function landTestedCommit(
       if (landed) {
         const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
         log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-        if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, true);
+        if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, 'landed_before');
         return { ok: true, newBaseSha: landed };
       }
       // Nothing landed. A push after the test: landing now would land the old head and leave the PR open.
@@ -85,7 +85,7 @@ export async function landTestedCommit(
     const landed = await landedAlready(client, request, testedSha, retryMs, head);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, true);
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, 'landed_before');
       return { ok: true, newBaseSha: landed };
     }
     log.info({ ...where, expected: request.expectedBaseSha, head }, 'the branch is not where the queue expects it: its head is read before anything lands');
@@ -98,13 +98,13 @@ export async function landTestedCommit(
     const landed = await landedAlready(client, request, testedSha, retryMs);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, true);
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, 'landed_before');
       return { ok: true, newBaseSha: landed };
     }
     const moved = await landOnMovedBase(client, request, testedSha, log, retryMs);
     if (typeof moved !== 'string') return moved;
     log.info({ ...where, testedSha, newBaseSha: moved, prs: prs.map((p) => p.number) }, "landed the run's PRs on the branch as the queue found it");
-    if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log, request.askedAgain === true);
+    if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log, 'landed_now');
     await forgetOtherLandingBranches(client, request, log);
     return { ok: true, newBaseSha: moved };
   } else if (refused) {
@@ -115,7 +115,7 @@ export async function landTestedCommit(
   }
   // Asked again, it may have landed before: a branch read from a lagging replica still gave the head before it, and
   // moving the branch where it already was went through.
-  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log, request.askedAgain === true);
+  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log, 'landed_now');
   return { ok: true, newBaseSha: testedSha };
 }
 
@@ -290,12 +290,15 @@ async function currentPullRequests(client: GitHubClient, repo: RepoRef, base: st
  * Squashed or replayed PRs are not their heads: GitHub leaves them open, so the queue
  * closes them and says where they went. After the landing, so best effort: a refusal
  * is logged and the PRs stay landed; a transient failure is thrown (see landTestedCommit).
- * `again`: an earlier attempt landed the run and may have commented before it failed
- * (a close that failed transiently): its comment, found by the run's marker on a
- * comment of a bot (a person pasting the marker does not silence it), is not posted
- * twice. The first attempt does not look, as nothing can be there yet.
+ * `when`: the run was found landed by an earlier attempt ('landed_before'), or this attempt
+ * landed it ('landed_now', which may be a landing asked again, request.askedAgain, whose
+ * earlier attempt's answer was lost). Either way an earlier attempt may have commented
+ * before it failed (a close that failed transiently): its comment, found by the run's
+ * marker on a comment of a bot (a person pasting the marker does not silence it), is
+ * not posted twice. A first attempt does not look, as nothing can be there yet.
  */
-async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog, again = false): Promise<void> {
+async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog, when: 'landed_before' | 'landed_now'): Promise<void> {
+  const again = when === 'landed_before' || request.askedAgain === true;
   // One marker per text: a retry that finds the PR pushed to since the first attempt said "the queue closes it" still
   // says it stays open.
   const closedMarker = `<!-- merge-queue: landed run ${request.runId} -->`;

@@ -17,6 +17,16 @@ export const SETTINGS_KEPT_MS = 5 * 60_000;
  */
 export const BRANCH_KEPT_MS = 60_000;
 
+/** One repository's reads (LandingPolicies.reads): the prediction's, and its branch's policy. */
+export interface RepositoryPolicyReads extends PolicyReads {
+  /** Kept for BRANCH_KEPT_MS. */
+  branch(branch: string): Promise<BranchPolicy>;
+  /** Always read (and kept from then). */
+  branchNow(branch: string): Promise<BranchPolicy>;
+  /** Whether any answer so far came from what was kept. */
+  fromKept(): boolean;
+}
+
 /**
  * What a landing depends on, kept a while: reading the repository's settings for every run cost a request a
  * run (bench:github) and they rarely change.
@@ -29,11 +39,8 @@ export class LandingPolicies {
     private readonly settingsKeptMs = SETTINGS_KEPT_MS,
   ) {}
 
-  /**
-   * Reads for one repository: kept ones, or (`fresh`) read again now and kept from then. `branch` is kept for
-   * BRANCH_KEPT_MS, `branchNow` always read. `fromKept` tells whether any answer so far came from what was kept.
-   */
-  reads(client: GitHubClient, repo: RepoRef, options: { fresh?: boolean } = {}): PolicyReads & { branch(branch: string): Promise<BranchPolicy>; branchNow(branch: string): Promise<BranchPolicy>; fromKept(): boolean } {
+  /** Reads for one repository: kept ones, or (`fresh`) read again now and kept from then. */
+  reads(client: GitHubClient, repo: RepoRef, options: { fresh?: boolean } = {}): RepositoryPolicyReads {
     let fromKept = false;
     const keep = <T>(what: string, keptMs: number, read: () => Promise<T>, fresh = options.fresh ?? false): Promise<T> => {
       const { reading, kept } = this.keep(`${repoKey(repo)}\n${what}`, keptMs, read, fresh);
