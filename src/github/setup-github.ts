@@ -27,6 +27,8 @@ export interface GitHubAppConfig {
   tuning?: BackOffTuning;
   /** Counts GitHub calls and keeps the rate-limit budget, for operators. */
   metrics?: GitHubRequestRecorder;
+  /** How often results of runs in progress are read without a webhook (RECONCILE_MS; tests shorten it). */
+  reconcileMs?: number;
 }
 
 export interface GitHubSetup {
@@ -86,7 +88,7 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
     host,
     maintenanceTasks: [
       // Results arrive by webhook; this catches one GitHub lost, slowly (polling every run would spend the API budget).
-      { name: 'reconcile GitHub check results', everyMs: RECONCILE_MS, run: () => host.reconcile() },
+      { name: 'reconcile GitHub check results', everyMs: config.reconcileMs ?? RECONCILE_MS, run: () => host.reconcile() },
       { name: 'retry webhook deliveries not handled', run: () => deliveryHandler.retryUnhandled() },
     ],
     bindEvents(bound) {

@@ -8,7 +8,7 @@ import { setupGitHub } from '../../src/github/setup-github.js';
 import type { Stores } from '../../src/ports/stores.js';
 import { tokenService } from '../../src/tokens/token-service.js';
 import { ServiceMetrics } from '../../src/observability/service-metrics.js';
-import { startFakeGitHub, type FakeGitHub } from './fake-github/index.js';
+import { startFakeGitHub, type ConcurrentDelivery, type FakeGitHub, type FakeGitHubOptions } from './fake-github/index.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from './test-database.js';
 
 const SECRET = 'github-webhook-secret';
@@ -37,19 +37,23 @@ export interface GitHubHarness {
 }
 
 /**
- * `concurrentWebhooks`: deliver as GitHub does, overlapping and out of order (see FakeWebhooks).
+ * `concurrentWebhooks`: deliver as GitHub does, overlapping and out of order, some lost or repeated if asked (see FakeWebhooks).
+ * `reconcileMs`: how often results whose webhook was lost are read (production: every 2 minutes).
+ * `fake`: GitHub's lags (reads of refs behind, mergeability unknown after pushes; see FakeGitHubOptions).
  * `maintenanceMs`: the service's periodic catch-up (facts GitHub had not computed yet,
  * lost results), as in production; 0 turns it off (the request budget counts only events).
  */
-export async function startGitHubHarness(options: { concurrentWebhooks?: { maxDelayMs: number; seed?: number }; maintenanceMs?: number } = {}): Promise<GitHubHarness> {
+export async function startGitHubHarness(
+  options: { concurrentWebhooks?: ConcurrentDelivery; maintenanceMs?: number; reconcileMs?: number; fake?: Pick<FakeGitHubOptions, 'staleRefReadsMs' | 'mergeableUnknownAfterBasePush'> } = {},
+): Promise<GitHubHarness> {
   // The people who label PRs in these scenarios are the repository's writers; tests that need a reader say so.
-  const fake = await startFakeGitHub({ defaultPermission: 'write' });
+  const fake = await startFakeGitHub({ defaultPermission: 'write', ...options.fake });
   const database = await createTestDatabaseUri('github');
   const stores = await openMongoStores({ uri: database.uri });
   const log = pino({ level: process.env.MQ_TEST_LOG ?? 'silent' });
   const metrics = new ServiceMetrics({ processMetrics: false });
   const github = setupGitHub(
-    { appId: String(fake.app.id), privateKey, webhookSecret: SECRET, baseUrl: fake.baseUrl, tuning: { unitMs: 5, spaceWrites: false }, metrics },
+    { appId: String(fake.app.id), privateKey, webhookSecret: SECRET, baseUrl: fake.baseUrl, tuning: { unitMs: 5, spaceWrites: false }, metrics, ...(options.reconcileMs ? { reconcileMs: options.reconcileMs } : {}) },
     stores,
     log,
   );

@@ -10,6 +10,14 @@ export interface GitHubClient {
   request(route: string, parameters?: Record<string, unknown>): Promise<{ status: number; data: unknown }>;
 }
 
+/**
+ * For a write that is not safe to repeat blind (a comment, a check run: each POST makes a new one): no retry by the
+ * client's retry plugin on a 5xx, which GitHub may give after the write went through (found on the fake GitHub: the
+ * Landed and ejection comments posted twice). The failure goes up to the runner, whose retry of the whole action
+ * looks first for what was made (the comment's marker, the check run by name and external id).
+ */
+export const NOT_REPEATED_BLIND = { request: { retries: 0 } } as const;
+
 /** The client for one repository: installation tokens differ per installation. */
 export type OctokitFor = (repo: RepoRef) => Promise<GitHubClient>;
 

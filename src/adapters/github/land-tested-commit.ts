@@ -1,7 +1,7 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeOutcome, MergeRequest } from '../../ports/git-host.js';
 import { isTransientHostError } from '../../ports/host-errors.js';
-import { failedWith, getData, messageOf, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
+import { failedWith, getData, messageOf, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { PullRequestData, PullRequestListItem } from './github-types.js';
 import { buildTestBranch, deleteTestBranch, readBranch } from './test-branch.js';
 
@@ -321,6 +321,7 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
+          ...NOT_REPEATED_BLIND,
           issue_number: pr.number,
           body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${why} the pull request stays open.\n\n${openMarker}`,
         }),
@@ -331,6 +332,7 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
       await afterLanding(log, where, 'could not comment on a landed pull request', () =>
         client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
           ...repoParams(repo),
+          ...NOT_REPEATED_BLIND,
           issue_number: pr.number,
           body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.\n\n${closedMarker}`,
         }),

@@ -1,6 +1,6 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { PullRequestStatusUpdate } from '../../ports/git-host.js';
-import { getData, readAllPages, repoParams, type GitHubClient } from './github-client.js';
+import { getData, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient } from './github-client.js';
 import type { CheckRunListData, IssueCommentData } from './github-types.js';
 import { checkRunExternalId, checkRunName, checkRunView, commentMarker, ejectionComment, type FeedbackContext } from './feedback-texts.js';
 
@@ -64,7 +64,7 @@ export async function publishCheckRun(client: GitHubClient, update: PullRequestS
     await client.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...repoParams(update.repo), check_run_id: reusable.id, ...body });
     id = reusable.id;
   } else {
-    id = (await getData<{ id: number }>(client, 'POST /repos/{owner}/{repo}/check-runs', { ...repoParams(update.repo), head_sha: update.headSha, ...body })).id;
+    id = (await getData<{ id: number }>(client, 'POST /repos/{owner}/{repo}/check-runs', { ...repoParams(update.repo), ...NOT_REPEATED_BLIND, head_sha: update.headSha, ...body })).id;
   }
   known?.set(key, { id, completed: view.status === 'completed' });
 }
@@ -75,6 +75,7 @@ export async function postEjectionComment(client: GitHubClient, update: PullRequ
   if (await hasComment(client, update.repo, update.prNumber, marker)) return;
   await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
     ...repoParams(update.repo),
+    ...NOT_REPEATED_BLIND,
     issue_number: update.prNumber,
     body: ejectionComment(update, context),
   });

@@ -214,10 +214,26 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
     try {
       await client.request('POST /repos/{owner}/{repo}/git/refs', { ...repoParams(repo), ref: `refs/heads/${branch}`, sha });
     } catch (createError) {
-      // It exists: the move itself was refused (a ruleset against force pushes, say), and its answer says why.
-      if (failedWith(createError, 422) && /already exists/i.test(messageOf(createError))) throw error;
-      throw createError;
+      if (!(failedWith(createError, 422) && /already exists/i.test(messageOf(createError)))) throw createError;
+      // It exists. The move said it did not: it was created since (by this very create, whose answer a 5xx lost and
+      // the client asked again, or by another build; found on the fake GitHub: taken for a refusal, the queue stopped
+      // landing), so it is moved now. Otherwise the move itself was refused (a ruleset against force pushes, say), and
+      // its answer says why.
+      if (!/does not exist/i.test(messageOf(error))) throw error;
+      await moveCreatedMeanwhile(client, repo, branch, sha, createError);
     }
+  }
+}
+
+async function moveCreatedMeanwhile(client: GitHubClient, repo: RepoRef, branch: string, sha: string, createError: unknown): Promise<void> {
+  try {
+    await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}`, sha, force: true });
+  } catch (error) {
+    const raced = raceOnStaging(error, branch);
+    if (raced !== error || !/does not exist/i.test(messageOf(error))) throw raced;
+    // Said to exist and not to exist at once: a moment's disagreement between GitHub's replicas, asked again later
+    // (the runner settles it as GitHub's answer if it keeps saying so).
+    throw new StagingMoved(`${branch} exists, GitHub says, but its move answers that it does not`, { cause: createError });
   }
 }
 

@@ -24,7 +24,7 @@ import { FakeWebhooks, type WebhookOptions } from './webhooks.js';
 export type { InjectedFailure, Violation, ViolationKind, RecordedRequest } from './server.js';
 export type { Delivery, WebhookTarget, Payload } from './webhook-delivery.js';
 export { deepMerge, deliver, findExample, signatureFor } from './webhook-delivery.js';
-export type { WebhookOptions, BuiltEvent } from './webhooks.js';
+export type { WebhookOptions, BuiltEvent, ConcurrentDelivery } from './webhooks.js';
 export type { FakeEvent, Permission, Sha } from './model.js';
 export { GitHubError, type MergeMethod } from './state.js';
 export { FakeCi, type AutoRunOptions, type CheckConclusion } from './ci.js';
@@ -193,7 +193,8 @@ export class FakeGitHub {
    * The next matching request(s) fail with this status instead of being handled (after
    * validation and auth), to test back-off: e.g. `{ operationId: 'pulls/merge', status: 502 }`
    * or a secondary rate limit `{ status: 403, message: 'You have exceeded a secondary rate
-   * limit', headers: { 'retry-after': '1' } }`. Not a violation.
+   * limit', headers: { 'retry-after': '1' } }`. With `afterHandling`, the request is carried out first and only its
+   * answer lost (a 5xx after the write). Not a violation.
    */
   failNext(failure: InjectedFailure): void {
     this.failures.push({ times: 1, ...failure });

@@ -63,6 +63,8 @@ export interface InjectedFailure {
   times?: number;
   message?: string;
   headers?: Record<string, string>;
+  /** The request is carried out, and only its answer is the failure: a 5xx or time-out after the write went through. */
+  afterHandling?: boolean;
 }
 
 export interface ServerOptions {
@@ -159,10 +161,9 @@ async function handle(options: ServerOptions, req: IncomingMessage, res: ServerR
   record.actor = actor.login;
 
   const failure = options.failures.find((f) => (f.times ?? 1) > 0 && (f.operationId === undefined || f.operationId === operation.operationId));
-  if (failure) {
-    failure.times = (failure.times ?? 1) - 1;
-    return reply(failure.status, { message: failure.message ?? 'Injected failure', documentation_url: DOCS, status: String(failure.status) }, failure.headers);
-  }
+  if (failure) failure.times = (failure.times ?? 1) - 1;
+  const fail = () => reply(failure?.status ?? 500, { message: failure?.message ?? 'Injected failure', documentation_url: DOCS, status: String(failure?.status) }, failure?.headers);
+  if (failure && !failure.afterHandling) return fail();
 
   const handler = handlers[operation.operationId];
   if (!handler) {
@@ -178,6 +179,7 @@ async function handle(options: ServerOptions, req: IncomingMessage, res: ServerR
     if (!(error instanceof GitHubError)) throw error;
     result = { status: error.status, body: { message: error.message, documentation_url: `${DOCS}#${operation.operationId}`, ...error.extra, status: String(error.status) } };
   }
+  if (failure) return fail();
   if (result.raw) {
     record.status = result.status;
     res.writeHead(result.status, { 'content-type': result.raw.contentType, 'x-github-media-type': 'github.v3; param=raw', ...result.headers });

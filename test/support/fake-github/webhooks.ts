@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { commitsBetween, treeSha } from './git.js';
 import type { FakeEvent, Repo } from './model.js';
 import type { Shapes } from './shapes.js';
@@ -19,7 +20,18 @@ export interface WebhookOptions extends WebhookTarget {
   /** Only these event names are delivered (the app's subscriptions, e.g. from app.yml). */
   events?: string[];
   /** Deliver each event concurrently after a random delay of up to `maxDelayMs` (seeded): overlapping, reordered. */
-  concurrent?: { maxDelayMs: number; seed?: number };
+  concurrent?: ConcurrentDelivery;
+}
+
+/** GitHub's manners, at random (seeded): deliveries late and overlapping, and some never made or made twice. */
+export interface ConcurrentDelivery {
+  maxDelayMs: number;
+  seed?: number;
+  /** The share of events never delivered, among those `mayLose` allows (all by default). */
+  lostRate?: number;
+  mayLose?: (event: BuiltEvent) => boolean;
+  /** The share of deliveries made a second time (the same `x-github-delivery`), up to `maxDelayMs` × 3 after the first. */
+  repeatedRate?: number;
 }
 
 export interface BuiltEvent {
@@ -36,6 +48,8 @@ export class FakeWebhooks {
   readonly deliveries: Delivery[] = [];
   /** Built but not yet delivered (manual mode, or waiting for `deliverTo`). */
   readonly pending: BuiltEvent[] = [];
+  /** Never delivered (ConcurrentDelivery.lostRate). */
+  readonly lost: BuiltEvent[] = [];
   private target?: WebhookOptions;
   private queue: Promise<unknown> = Promise.resolve();
   /** Concurrent deliveries not yet answered. */
@@ -158,11 +172,23 @@ export class FakeWebhooks {
     }
     const target = this.target as WebhookOptions;
     const delay = Math.floor(this.random() * concurrent.maxDelayMs);
-    const sent: Promise<unknown> = new Promise((r) => setTimeout(r, delay))
-      .then(() => deliver(target, built.event, built.payload, { appId: this.state.options.app.id }))
-      .then((d) => void this.deliveries.push(d))
-      .finally(() => this.inFlight.delete(sent));
-    this.inFlight.add(sent);
+    // Drawn only when asked for: a seed without losses or repeats gives the delays it always gave.
+    const lose = concurrent.lostRate !== undefined && this.random() < concurrent.lostRate && (concurrent.mayLose?.(built) ?? true);
+    const repeatAfter = concurrent.repeatedRate !== undefined && this.random() < concurrent.repeatedRate ? delay + Math.floor(this.random() * 3 * concurrent.maxDelayMs) : null;
+    if (lose) {
+      this.lost.push(built);
+      return;
+    }
+    const deliveryId = randomUUID();
+    const send = (after: number) => {
+      const sent: Promise<unknown> = new Promise((r) => setTimeout(r, after))
+        .then(() => deliver(target, built.event, built.payload, { appId: this.state.options.app.id, deliveryId }))
+        .then((d) => void this.deliveries.push(d))
+        .finally(() => this.inFlight.delete(sent));
+      this.inFlight.add(sent);
+    };
+    send(delay);
+    if (repeatAfter !== null) send(repeatAfter);
   }
 
   private post(built: BuiltEvent, options: { deliveryId?: string; target?: WebhookTarget; body?: string }): Promise<Delivery> {
