@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Rng } from '../../../src/simulation/random.js';
 import { commitsBetween, treeSha } from './git.js';
 import type { FakeEvent, Repo } from './model.js';
 import type { Shapes } from './shapes.js';
@@ -54,6 +55,7 @@ export class FakeWebhooks {
   private queue: Promise<unknown> = Promise.resolve();
   /** Concurrent deliveries not yet answered. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** The same seed, the same delays. */
   private random = seeded(1);
 
   constructor(
@@ -324,14 +326,7 @@ export class FakeWebhooks {
   }
 }
 
-/** mulberry32: the same seed, the same delays. */
 function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
