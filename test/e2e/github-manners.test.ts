@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => h.close(), 30_000);
 
 /** The queue's GitHub calls a 502 may answer: building test branches, landing, closing, commenting, reading. */
-const FAILING = ['git/create-ref', 'git/update-ref', 'git/create-commit', 'git/get-ref', 'repos/merge', 'pulls/get', 'pulls/update', 'issues/create-comment', 'checks/update'];
+const FAILING = ['git/create-ref', 'git/update-ref', 'git/create-commit', 'git/get-ref', 'repos/merge', 'pulls/get', 'pulls/update', 'issues/create-comment', 'checks/create', 'checks/update'];
 
 
 // Streams of faults (seeds; where they strike also depends on timing). The first two found a bug each: a comment
@@ -148,6 +148,11 @@ test.each([
     for (const n of numbers) {
       const said = repo.comments(n).filter((c) => c.user.endsWith('[bot]')).map((c) => c.body);
       expect([n, said]).toEqual([n, [...new Set(said)]]);
+      // One check run shows the PR's place in the queue on its head, not one per attempt to make it (none for a PR
+      // that never got past NOT_READY).
+      const shown = h.fake.checkRuns(repo.pullRequest(n).headSha, 'Merge Queue (main)').length;
+      expect([n, shown]).toEqual([n, outcome.get(n) === 'NOT_MERGEABLE' ? expect.any(Number) : 1]);
+      expect(shown).toBeLessThanOrEqual(1);
     }
     // Nothing loops: a bounded number of builds per PR (a batch, its halves, a retry after a 502 or a conflict).
     expect(testBranchPushes.length).toBeLessThanOrEqual(4 * numbers.length);
@@ -157,6 +162,7 @@ test.each([
     expect(h.fake.violations).toEqual([]);
   } finally {
     clearInterval(faults);
+    h.fake.failures.length = 0;
     stopCi();
     stopWatching();
   }

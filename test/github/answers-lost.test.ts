@@ -1,9 +1,9 @@
 /**
  * Writes whose answer GitHub lost (a 5xx after the write went through), through the client production uses: its
  * retry plugin asks a failed request again by itself. Found by the randomized scenario (test/e2e/github-manners):
- * - a comment's POST asked again posted the comment twice: a write that makes something new is not repeated blind
- *   (NOT_REPEATED_BLIND); the runner's retry of the whole action looks for the comment first;
- *   (the ejection comment and the check run too);
+ * - a comment's POST asked again posted the comment twice (the Landed comment, the ejection comment; a check run
+ *   too): a write that makes something new is not repeated blind (NOT_REPEATED_BLIND), but asked again only once
+ *   a look finds that the failed attempt made nothing (makeOnce);
  * - the staging branch's first create asked again answered "Reference already exists", which was taken for a move
  *   refused by a rule: the queue stopped landing.
  * Against the fake GitHub.
@@ -14,7 +14,6 @@ import { postEjectionComment, publishCheckRun } from '../../src/adapters/github/
 import { buildTestBranch } from '../../src/adapters/github/test-branch.js';
 import type { GitHubClient } from '../../src/adapters/github/github-client.js';
 import type { RepoRef } from '../../src/domain/repo.js';
-import { isTransientHostError } from '../../src/ports/host-errors.js';
 import { startFakeGitHub, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
 import { recordingLog } from './github-fixtures.js';
 
@@ -58,24 +57,35 @@ test("the first build of a target, its staging branch's create answered 502 afte
   expect(fake.requestsTo('git/create-ref').filter((r) => (r.body as { ref?: string }).ref === 'refs/heads/mq-staging/main').map((r) => r.status)).toEqual([502, 422]);
 });
 
-test('the Landed comment answered 502 after it was posted: not posted again by the client; the landing asked again finds it, and says it once', async () => {
+const commentPosts = () => fake.requestsTo('issues/create-comment').map((r) => r.status);
+
+test('the Landed comment answered 502 after it was posted: not posted again blind; looked for, found, and the landing goes on', async () => {
   const { n, base, heads, built } = await build('r1');
   if (!built.ok) throw new Error('the fake could not build the run');
   const merge = { repo: REF, targetBranch: 'main', runId: 'r1', expectedBaseSha: base, heads, mergeMethod: 'squash' as const, runStartedAt: new Date(Date.now() - 60_000) };
   fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error', afterHandling: true });
 
-  const first = await landTestedCommit(client, merge, built.sha, recordingLog()).catch((error: unknown) => error);
-  // A transient failure goes up to the runner, which asks the landing again.
-  expect(isTransientHostError(first)).toBe(true);
-  expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+  expect(await landTestedCommit(client, merge, built.sha, recordingLog())).toEqual({ ok: true, newBaseSha: built.sha });
 
-  expect(await landTestedCommit(client, { ...merge, askedAgain: true }, built.sha, recordingLog())).toEqual({ ok: true, newBaseSha: built.sha });
   expect(repo.branch('main')).toBe(built.sha);
   expect(repo.pullRequest(n).state).toBe('closed');
   expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+  expect(commentPosts()).toEqual([502]);
 });
 
-test('an ejection answered 502 after its comment and its check run were made: each made once; the report asked again finds both', async () => {
+test('the Landed comment answered 502 before it was posted: looked for, not found, posted once more', async () => {
+  const { n, base, heads, built } = await build('r1');
+  if (!built.ok) throw new Error('the fake could not build the run');
+  const merge = { repo: REF, targetBranch: 'main', runId: 'r1', expectedBaseSha: base, heads, mergeMethod: 'squash' as const, runStartedAt: new Date(Date.now() - 60_000) };
+  fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error' });
+
+  expect(await landTestedCommit(client, merge, built.sha, recordingLog())).toEqual({ ok: true, newBaseSha: built.sha });
+
+  expect(repo.comments(n).filter((c) => c.body.startsWith('Landed on'))).toHaveLength(1);
+  expect(commentPosts()).toEqual([502, 201]);
+});
+
+test('an ejection whose comment and check run were answered 502 after they were made: each made once, found rather than made again', async () => {
   const n = repo.openPullRequest({ title: 'Breaks', commits: 1 });
   const update = {
     repo: REF,
@@ -89,17 +99,19 @@ test('an ejection answered 502 after its comment and its check run were made: ea
     commentsEnabled: true,
   };
   const context = { label: 'merge-queue', failingChecks: [] };
-  const report = async () => {
-    await publishCheckRun(client, update, context, new Date());
-    await postEjectionComment(client, update, context);
-  };
   fake.failNext({ operationId: 'checks/create', status: 502, message: 'Server Error', afterHandling: true });
-  await expect(report()).rejects.toMatchObject({ status: 502 });
   fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error', afterHandling: true });
-  await expect(report()).rejects.toMatchObject({ status: 502 });
 
-  await report();
+  await publishCheckRun(client, update, context, new Date());
+  await postEjectionComment(client, update, context);
 
+  expect(fake.checkRuns(update.headSha, 'Merge Queue (main)')).toHaveLength(1);
+  expect(fake.requestsTo('checks/create').map((r) => r.status)).toEqual([502]);
+  expect(repo.comments(n)).toHaveLength(1);
+  expect(commentPosts()).toEqual([502]);
+  // Asked again whole (the runner's retry), nothing is made twice either.
+  await publishCheckRun(client, update, context, new Date());
+  await postEjectionComment(client, update, context);
   expect(fake.checkRuns(update.headSha, 'Merge Queue (main)')).toHaveLength(1);
   expect(repo.comments(n)).toHaveLength(1);
 });

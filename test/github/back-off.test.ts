@@ -3,6 +3,7 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { Probot } from 'probot';
 import { createGitHubOctokit, installationOctokits, probotAppAuth, queueProbotOctokit, AppNotInstalledError, GitHubHost, InstallationTokenRefusedError } from '../../src/adapters/github/index.js';
+import { NOT_REPEATED_BLIND } from '../../src/adapters/github/github-client.js';
 import { isTransientHostError } from '../../src/ports/host-errors.js';
 import { API, REPO, REPO_PATH, recordingLog, useNock } from './github-fixtures.js';
 
@@ -191,5 +192,23 @@ describe('through Probot: installation Octokits with the same back-off', () => {
       .reply(200, { number: 2 });
     const client = await octokits.octokitFor(REPO);
     expect((await client.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: REPO.owner, repo: REPO.name, pull_number: 2 })).data).toEqual({ number: 2 });
+  });
+
+  // A 5xx may come after the write went through: a comment or check run asked again blind would be made twice.
+  test('a write sent NOT_REPEATED_BLIND (a comment) is not asked again on a 5xx: the failure goes up, to be looked for first', async () => {
+    const octokits = installationOctokits(probotAppAuth(probot()));
+    octokits.remember(REPO, 7);
+    nock(API)
+      .post('/app/installations/7/access_tokens')
+      .reply(201, { token: 'ghs_seven', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .post(`${REPO_PATH}/issues/2/comments`)
+      .reply(502, 'Bad Gateway');
+    // Were it asked again, this second answer would be taken.
+    const second = nock(API).post(`${REPO_PATH}/issues/2/comments`).reply(201, { id: 1 });
+    const client = await octokits.octokitFor(REPO);
+    const comment = client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner: REPO.owner, repo: REPO.name, issue_number: 2, body: 'hi', ...NOT_REPEATED_BLIND });
+    await expect(comment).rejects.toMatchObject({ status: 502 });
+    expect(second.isDone()).toBe(false);
+    nock.cleanAll();
   });
 });

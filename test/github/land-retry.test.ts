@@ -176,11 +176,12 @@ describe('closing the PRs after the landing', () => {
     expect(landedComments()).toHaveLength(1);
   });
 
-  test('the comment failing transiently: the retry posts it (nothing was posted), once', async () => {
+  test('the comment failing transiently each time it is asked: the failure goes up; the retry posts it (nothing was posted), once', async () => {
     const { n, tested, merge } = await testedPullRequest('squash');
-    fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error' });
+    // As many times as the landing asks (makeOnce): then the runner asks the landing again.
+    fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error', times: 4 });
 
-    const failure = await landTestedCommit(client, merge, tested, recordingLog()).catch((error: unknown) => error);
+    const failure = await landTestedCommit(client, merge, tested, recordingLog(), { refUpdateRetryMs: 1 }).catch((error: unknown) => error);
     expect(isTransientHostError(failure)).toBe(true);
     expect(repo.comments(n)).toHaveLength(0);
 
@@ -405,8 +406,8 @@ describe('a lane of a parallel queue landing after another lane moved the branch
   test('its answer lost before the PRs were closed: asked again, it finds its landing and closes them, the branch moved once', async () => {
     const { web, base, apiRun, webRun } = await twoLanes('squash');
     await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
-    fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Bad gateway' });
-    await expect(landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).rejects.toMatchObject({ status: 502 });
+    fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Bad gateway', times: 4 });
+    await expect(landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog(), { refUpdateRetryMs: 1 })).rejects.toMatchObject({ status: 502 });
     const landedAt = repo.branch('main');
     const updates = refUpdates().length;
 

@@ -1,4 +1,5 @@
 import type { RepoRef } from '../../domain/repo.js';
+import { isTransientHostError } from '../../ports/host-errors.js';
 
 /**
  * The one Octokit method this adapter calls. Any Octokit fits (plain
@@ -13,10 +14,32 @@ export interface GitHubClient {
 /**
  * For a write that is not safe to repeat blind (a comment, a check run: each POST makes a new one): no retry by the
  * client's retry plugin on a 5xx, which GitHub may give after the write went through (found on the fake GitHub: the
- * Landed and ejection comments posted twice). The failure goes up to the runner, whose retry of the whole action
- * looks first for what was made (the comment's marker, the check run by name and external id).
+ * Landed and ejection comments posted twice). makeOnce asks it again instead, after looking for what it made.
  */
 export const NOT_REPEATED_BLIND = { request: { retries: 0 } } as const;
+
+/** Attempts of makeOnce, as many as the client's retry plugin makes of other requests. */
+const MAKE_ATTEMPTS = 4;
+const MAKE_RETRY_MS = 1_000;
+
+/**
+ * A write that makes something new each time (sent with NOT_REPEATED_BLIND), asked again after a transient failure
+ * as the client would ask any other request, but only once `find` says the failed attempt made nothing: what it
+ * made, found, is the answer. Still failing after the attempts, the failure goes up to the runner (an outage), whose
+ * retry of the whole action looks again. Found by review: without this, one 5xx on a comment was an outage at once.
+ */
+export async function makeOnce<T>(make: () => Promise<T>, find: () => Promise<T | null>, retryMs = MAKE_RETRY_MS): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await make();
+    } catch (error) {
+      if (attempt >= MAKE_ATTEMPTS || !isTransientHostError(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, retryMs * attempt ** 2));
+      const found = await find();
+      if (found !== null) return found;
+    }
+  }
+}
 
 /** The client for one repository: installation tokens differ per installation. */
 export type OctokitFor = (repo: RepoRef) => Promise<GitHubClient>;

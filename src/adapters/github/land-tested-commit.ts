@@ -1,7 +1,7 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeOutcome, MergeRequest } from '../../ports/git-host.js';
 import { isTransientHostError } from '../../ports/host-errors.js';
-import { failedWith, getData, messageOf, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
+import { failedWith, getData, makeOnce, messageOf, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { PullRequestData, PullRequestListItem } from './github-types.js';
 import { buildTestBranch, deleteTestBranch, readBranch } from './test-branch.js';
 
@@ -45,7 +45,7 @@ export async function landTestedCommit(
   options: {
     /** The tested commit is the (lone) PR's head itself (a direct merge): GitHub marks it merged, nothing to close. */
     landsPullRequestHead?: boolean;
-    /** The wait before asking again after "Reference update failed", or a branch read behind (× the attempt); tests shorten it. */
+    /** The wait before asking again after "Reference update failed", a branch read behind, or a comment failing (× the attempt); tests shorten it. */
     refUpdateRetryMs?: number;
   } = {},
 ): Promise<MergeOutcome> {
@@ -69,7 +69,7 @@ export async function landTestedCommit(
       if (landed) {
         const stillOpen = [...current.values()].filter((p) => p.state === 'open' && !p.merged).map((p) => ({ ...p, head: { ...p.head, sha: testedHead.get(p.number) ?? p.head.sha } }));
         log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-        if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, 'landed_before');
+        if (closesPullRequests) await closeLanded(client, repo, stillOpen, landed, request, log, 'landed_before', retryMs);
         return { ok: true, newBaseSha: landed };
       }
       // Nothing landed. A push after the test: landing now would land the old head and leave the PR open.
@@ -85,7 +85,7 @@ export async function landTestedCommit(
     const landed = await landedAlready(client, request, testedSha, retryMs, head);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, 'landed_before');
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, 'landed_before', retryMs);
       return { ok: true, newBaseSha: landed };
     }
     log.info({ ...where, expected: request.expectedBaseSha, head }, 'the branch is not where the queue expects it: its head is read before anything lands');
@@ -98,13 +98,13 @@ export async function landTestedCommit(
     const landed = await landedAlready(client, request, testedSha, retryMs);
     if (landed) {
       log.info({ ...where, testedSha, landed }, 'the run had landed already (an earlier attempt): not landing it again');
-      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, 'landed_before');
+      if (closesPullRequests) await closeLanded(client, repo, prs, landed, request, log, 'landed_before', retryMs);
       return { ok: true, newBaseSha: landed };
     }
     const moved = await landOnMovedBase(client, request, testedSha, log, retryMs);
     if (typeof moved !== 'string') return moved;
     log.info({ ...where, testedSha, newBaseSha: moved, prs: prs.map((p) => p.number) }, "landed the run's PRs on the branch as the queue found it");
-    if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log, 'landed_now');
+    if (closesPullRequests) await closeLanded(client, repo, prs, moved, request, log, 'landed_now', retryMs);
     await forgetOtherLandingBranches(client, request, log);
     return { ok: true, newBaseSha: moved };
   } else if (refused) {
@@ -115,7 +115,7 @@ export async function landTestedCommit(
   }
   // Asked again, it may have landed before: a branch read from a lagging replica still gave the head before it, and
   // moving the branch where it already was went through.
-  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log, 'landed_now');
+  if (closesPullRequests) await closeLanded(client, repo, prs, testedSha, request, log, 'landed_now', retryMs);
   return { ok: true, newBaseSha: testedSha };
 }
 
@@ -297,7 +297,7 @@ async function currentPullRequests(client: GitHubClient, repo: RepoRef, base: st
  * marker on a comment of a bot (a person pasting the marker does not silence it), is
  * not posted twice. A first attempt does not look, as nothing can be there yet.
  */
-async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog, when: 'landed_before' | 'landed_now'): Promise<void> {
+async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequestJson[], landedSha: string, request: MergeRequest, log: GitHubLog, when: 'landed_before' | 'landed_now', retryMs: number): Promise<void> {
   const again = when === 'landed_before' || request.askedAgain === true;
   // One marker per text: a retry that finds the PR pushed to since the first attempt said "the queue closes it" still
   // says it stays open.
@@ -306,7 +306,17 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
   for (const pr of prs) {
     const how = request.mergeMethod === 'squash' ? 'squashed' : 'rebased';
     const where = { repo: `${repo.owner}/${repo.name}`, branch: request.targetBranch, runId: request.runId, pr: pr.number, landedSha };
-    const commented = again ? await commentedAlready(client, repo, pr.number, { closedMarker, openMarker }, request.runStartedAt, log, where) : [];
+    const said = () => commentedAlready(client, repo, pr.number, { closedMarker, openMarker }, request.runStartedAt, log, where);
+    const commented = again ? await said() : [];
+    // Asked again after a 5xx only once the comments say the failed attempt did not post it (makeOnce).
+    const comment = (kind: 'closed' | 'open', body: string) =>
+      afterLanding(log, where, 'could not comment on a landed pull request', () =>
+        makeOnce(
+          async () => Boolean(await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), ...NOT_REPEATED_BLIND, issue_number: pr.number, body })),
+          async () => ((await said()).includes(kind) ? true : null),
+          retryMs,
+        ),
+      );
     // Read again just before closing: a push while the branch moved put commits on the PR that did not land (found
     // by review: such a PR was closed as landed). It stays open and says which head landed; its new commits are the
     // author's to queue again. So does one moved to another branch meanwhile: closing it would end its life there.
@@ -318,25 +328,11 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
         : now.head !== pr.head.sha
           ? `Commits pushed since (the head is now ${now.head.slice(0, 7)}) did not land, so`
           : `It targets \`${now.base}\` now, so`;
-      await afterLanding(log, where, 'could not comment on a landed pull request', () =>
-        client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-          ...repoParams(repo),
-          ...NOT_REPEATED_BLIND,
-          issue_number: pr.number,
-          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${why} the pull request stays open.\n\n${openMarker}`,
-        }),
-      );
+      await comment('open', `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}: the head it tested, ${pr.head.sha.slice(0, 7)}. ${why} the pull request stays open.\n\n${openMarker}`);
       continue;
     }
     if (!commented.includes('closed')) {
-      await afterLanding(log, where, 'could not comment on a landed pull request', () =>
-        client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-          ...repoParams(repo),
-          ...NOT_REPEATED_BLIND,
-          issue_number: pr.number,
-          body: `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.\n\n${closedMarker}`,
-        }),
-      );
+      await comment('closed', `Landed on \`${request.targetBranch}\` by the merge queue, ${how}, in ${landedSha}. GitHub marks a pull request merged only when its own commits land, so the queue closes it.\n\n${closedMarker}`);
     }
     await afterLanding(log, where, 'could not close a landed pull request', () =>
       client.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...repoParams(repo), pull_number: pr.number, state: 'closed' }),

@@ -1,6 +1,6 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { PullRequestStatusUpdate } from '../../ports/git-host.js';
-import { getData, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient } from './github-client.js';
+import { getData, makeOnce, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient } from './github-client.js';
 import type { CheckRunListData, IssueCommentData } from './github-types.js';
 import { checkRunExternalId, checkRunName, checkRunView, commentMarker, ejectionComment, type FeedbackContext } from './feedback-texts.js';
 
@@ -47,16 +47,9 @@ export async function publishCheckRun(client: GitHubClient, update: PullRequestS
     known?.set(key, { id: remembered.id, completed: view.status === 'completed' });
     return;
   }
-  const listed = await getData<CheckRunListData>(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
-    ...repoParams(update.repo),
-    ref: update.headSha,
-    check_name: name,
-    filter: 'latest',
-    per_page: 100,
-  });
-  const existing = listed.check_runs
-    .filter((run) => run.external_id === externalId)
-    .reduce<(typeof listed.check_runs)[number] | undefined>((latest, run) => (!latest || run.id > latest.id ? run : latest), undefined);
+  const listing = { ...repoParams(update.repo), ref: update.headSha, check_name: name, filter: 'latest', per_page: 100 };
+  const listed = await getData<CheckRunListData>(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', listing);
+  const existing = latestOf(listed.check_runs, externalId);
   // A completed check run cannot be reopened: a PR queued again on the same head gets a new one, which GitHub then shows.
   const reusable = existing && (existing.status !== 'completed' || view.status === 'completed') ? existing : undefined;
   let id: number;
@@ -64,7 +57,14 @@ export async function publishCheckRun(client: GitHubClient, update: PullRequestS
     await client.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...repoParams(update.repo), check_run_id: reusable.id, ...body });
     id = reusable.id;
   } else {
-    id = (await getData<{ id: number }>(client, 'POST /repos/{owner}/{repo}/check-runs', { ...repoParams(update.repo), ...NOT_REPEATED_BLIND, head_sha: update.headSha, ...body })).id;
+    id = await makeOnce(
+      async () => (await getData<{ id: number }>(client, 'POST /repos/{owner}/{repo}/check-runs', { ...repoParams(update.repo), ...NOT_REPEATED_BLIND, head_sha: update.headSha, ...body })).id,
+      // Made before its answer was lost: one of ours newer than the one listed before (a completed one, kept).
+      async () => {
+        const made = latestOf((await getData<CheckRunListData>(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', listing)).check_runs, externalId);
+        return made && made.id > (existing?.id ?? 0) ? made.id : null;
+      },
+    );
   }
   known?.set(key, { id, completed: view.status === 'completed' });
 }
@@ -72,13 +72,22 @@ export async function publishCheckRun(client: GitHubClient, update: PullRequestS
 /** Comments once on an ejection: a comment carrying this event's marker means it was already said. */
 export async function postEjectionComment(client: GitHubClient, update: PullRequestStatusUpdate, context: FeedbackContext): Promise<void> {
   const marker = commentMarker(update);
-  if (await hasComment(client, update.repo, update.prNumber, marker)) return;
-  await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-    ...repoParams(update.repo),
-    ...NOT_REPEATED_BLIND,
-    issue_number: update.prNumber,
-    body: ejectionComment(update, context),
-  });
+  const said = async () => ((await hasComment(client, update.repo, update.prNumber, marker)) ? true : null);
+  if (await said()) return;
+  await makeOnce(async () => {
+    await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      ...repoParams(update.repo),
+      ...NOT_REPEATED_BLIND,
+      issue_number: update.prNumber,
+      body: ejectionComment(update, context),
+    });
+    return true;
+  }, said);
+}
+
+/** The newest of the queue's check runs for this PR (a completed one cannot be reopened: a new one may follow it). */
+function latestOf<R extends { id: number; external_id?: string | null }>(runs: R[], externalId: string): R | undefined {
+  return runs.filter((run) => run.external_id === externalId).reduce<R | undefined>((latest, run) => (!latest || run.id > latest.id ? run : latest), undefined);
 }
 
 async function hasComment(client: GitHubClient, repo: RepoRef, prNumber: number, marker: string): Promise<boolean> {

@@ -219,21 +219,26 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
       // the client asked again, or by another build; found on the fake GitHub: taken for a refusal, the queue stopped
       // landing), so it is moved now. Otherwise the move itself was refused (a ruleset against force pushes, say), and
       // its answer says why.
-      if (!/does not exist/i.test(messageOf(error))) throw error;
-      await moveCreatedMeanwhile(client, repo, branch, sha, createError);
+      if (!refAbsent(error)) throw error;
+      await moveCreatedMeanwhile(client, repo, branch, sha);
     }
   }
 }
 
-async function moveCreatedMeanwhile(client: GitHubClient, repo: RepoRef, branch: string, sha: string, createError: unknown): Promise<void> {
+/** GitHub's answer to a move of a branch that does not exist: 422 "Reference does not exist", sometimes 404. */
+function refAbsent(error: unknown): boolean {
+  return failedWith(error, 404) || (failedWith(error, 422) && /reference does not exist/i.test(messageOf(error)));
+}
+
+async function moveCreatedMeanwhile(client: GitHubClient, repo: RepoRef, branch: string, sha: string): Promise<void> {
   try {
     await client.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...repoParams(repo), ref: `heads/${branch}`, sha, force: true });
   } catch (error) {
     const raced = raceOnStaging(error, branch);
-    if (raced !== error || !/does not exist/i.test(messageOf(error))) throw raced;
+    if (raced !== error || !refAbsent(error)) throw raced;
     // Said to exist and not to exist at once: a moment's disagreement between GitHub's replicas, asked again later
     // (the runner settles it as GitHub's answer if it keeps saying so).
-    throw new StagingMoved(`${branch} exists, GitHub says, but its move answers that it does not`, { cause: createError });
+    throw new StagingMoved(`${branch} exists, GitHub says, but its move answers that it does not`, { cause: error });
   }
 }
 
