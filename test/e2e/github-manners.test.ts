@@ -27,7 +27,6 @@ afterAll(() => h.close(), 30_000);
 /** The queue's GitHub calls a 502 may answer: building test branches, landing, closing, commenting, reading. */
 const FAILING = ['git/create-ref', 'git/update-ref', 'git/create-commit', 'git/get-ref', 'repos/merge', 'pulls/get', 'pulls/update', 'issues/create-comment', 'checks/create', 'checks/update'];
 
-
 // Streams of faults (seeds; where they strike also depends on timing). The first two found a bug each: a comment
 // posted twice (its answer lost, the client asked again), and the staging branch's create asked again taken for a
 // refusal. The third runs three lanes (a parallel queue), whose landings land on a branch another lane moved.
@@ -70,7 +69,6 @@ test.each([
   // withdrawn if no such call came in a tick (a pile of them would be an outage, which has its own scenarios).
   const rng = new Rng(seed);
   const random = () => rng.next();
-  const injected: string[] = [];
   const hit: string[] = [];
   let armed: string | null = null;
   const faults = setInterval(() => {
@@ -82,7 +80,6 @@ test.each([
     // Half of them after the call went through: the write was made, its answer lost.
     const afterHandling = random() < 0.5;
     if (afterHandling) armed += ' (answer lost)';
-    injected.push(armed);
     h.fake.failNext({ operationId: armed.split(' ')[0], status: 502, message: 'Server Error', afterHandling });
   }, 100);
 
