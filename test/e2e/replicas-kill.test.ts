@@ -24,7 +24,6 @@ const mainJs = join(root, 'dist', 'main.js');
 const SEED = Number(process.env.MQ_FAULT_SEED ?? 20261124);
 const LEASE_MS = 6_000;
 
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer().listen(0, '127.0.0.1', () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RepoRef } from '../../domain/repo.js';
 import { isTransientHostError } from '../../ports/host-errors.js';
 
@@ -34,7 +35,7 @@ export async function makeOnce<T>(make: () => Promise<T>, find: () => Promise<T 
       return await make();
     } catch (error) {
       if (attempt >= MAKE_ATTEMPTS || !isTransientHostError(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, retryMs * attempt ** 2));
+      await sleep(retryMs * attempt ** 2);
       const found = await find();
       if (found !== null) return found;
     }

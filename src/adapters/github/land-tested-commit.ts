@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeOutcome, MergeRequest } from '../../ports/git-host.js';
 import { isTransientHostError } from '../../ports/host-errors.js';
@@ -127,7 +128,7 @@ export async function landTestedCommit(
 async function headBeforeLanding(client: GitHubClient, repo: RepoRef, branch: string, expected: string, retryMs: number): Promise<string | null> {
   let head = await readBranch(client, repo, branch);
   for (let attempt = 1; attempt < STALE_READ_ATTEMPTS && head !== null && head !== expected && (await contains(client, repo, expected, head)); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
+    await sleep(retryMs * attempt);
     head = await readBranch(client, repo, branch);
   }
   return head;
@@ -154,7 +155,7 @@ async function landedAlready(client: GitHubClient, request: MergeRequest, tested
   // Not while the branch is still where the engine expects it: nothing landed on it, whatever the landing branch holds.
   const mayHaveLanded = request.askedAgain === true && branchHead !== null && branchHead !== request.expectedBaseSha;
   for (let attempt = 1; built === null && mayHaveLanded && attempt < STALE_READ_ATTEMPTS; attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
+    await sleep(retryMs * attempt);
     built = await readBranch(client, request.repo, landingBranchName(request));
   }
   return built && (await holds(client, request.repo, branchHead, built)) ? built : null;
@@ -230,7 +231,7 @@ async function fastForward(
       if (!failedWith(error, 403, 404, 409, 422)) throw error;
       if (attempt < REF_UPDATE_ATTEMPTS && failedWith(error, 422) && /reference update failed/i.test(messageOf(error))) {
         log.warn({ repo: `${repo.owner}/${repo.name}`, branch, testedSha, attempt, err: error }, 'GitHub could not update the branch this time; asking again');
-        await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
+        await sleep(retryMs * attempt);
         continue;
       }
       return { error };
@@ -312,7 +313,10 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
     const comment = (kind: 'closed' | 'open', body: string) =>
       afterLanding(log, where, 'could not comment on a landed pull request', () =>
         makeOnce(
-          async () => Boolean(await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), ...NOT_REPEATED_BLIND, issue_number: pr.number, body })),
+          async () => {
+            await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...repoParams(repo), ...NOT_REPEATED_BLIND, issue_number: pr.number, body });
+            return true;
+          },
           async () => ((await said()).includes(kind) ? true : null),
           retryMs,
         ),

@@ -214,7 +214,7 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
     try {
       await client.request('POST /repos/{owner}/{repo}/git/refs', { ...repoParams(repo), ref: `refs/heads/${branch}`, sha });
     } catch (createError) {
-      if (!(failedWith(createError, 422) && /already exists/i.test(messageOf(createError)))) throw createError;
+      if (!refExists(createError)) throw createError;
       // It exists. The move said it did not: it was created since (by this very create, whose answer a 5xx lost and
       // the client asked again, or by another build; found on the fake GitHub: taken for a refusal, the queue stopped
       // landing), so it is moved now. Otherwise the move itself was refused (a ruleset against force pushes, say), and
@@ -223,6 +223,11 @@ async function pointBranch(client: GitHubClient, repo: RepoRef, branch: string, 
       await moveCreatedMeanwhile(client, repo, branch, sha);
     }
   }
+}
+
+/** GitHub's answer to a create of a branch that exists: 422 "Reference already exists". */
+function refExists(error: unknown): boolean {
+  return failedWith(error, 422) && /already exists/i.test(messageOf(error));
 }
 
 /** GitHub's answer to a move of a branch that does not exist: 422 "Reference does not exist", sometimes 404. */
@@ -266,7 +271,7 @@ async function createOrKeep(client: GitHubClient, repo: RepoRef, branch: string,
     if (!failedWith(error, 422)) throw error;
     const existing = await readBranch(client, repo, branch);
     if (existing !== null) return existing;
-    if (/already exists/i.test(messageOf(error))) throw new BranchReadBehind(`${branch} exists, GitHub says, but reads as absent: a read behind its creation`, { cause: error });
+    if (refExists(error)) throw new BranchReadBehind(`${branch} exists, GitHub says, but reads as absent: a read behind its creation`, { cause: error });
     if (refUpdateFailed(error)) throw new BranchReadBehind(`${branch} could not be created this time (GitHub: ${messageOf(error)})`, { cause: error });
     throw error;
   }

@@ -162,8 +162,8 @@ async function handle(options: ServerOptions, req: IncomingMessage, res: ServerR
 
   const failure = options.failures.find((f) => (f.times ?? 1) > 0 && (f.operationId === undefined || f.operationId === operation.operationId));
   if (failure) failure.times = (failure.times ?? 1) - 1;
-  const fail = () => reply(failure?.status ?? 500, { message: failure?.message ?? 'Injected failure', documentation_url: DOCS, status: String(failure?.status) }, failure?.headers);
-  if (failure && !failure.afterHandling) return fail();
+  const fail = (f: InjectedFailure) => reply(f.status, { message: f.message ?? 'Injected failure', documentation_url: DOCS, status: String(f.status) }, f.headers);
+  if (failure && !failure.afterHandling) return fail(failure);
 
   const handler = handlers[operation.operationId];
   if (!handler) {
@@ -179,7 +179,7 @@ async function handle(options: ServerOptions, req: IncomingMessage, res: ServerR
     if (!(error instanceof GitHubError)) throw error;
     result = { status: error.status, body: { message: error.message, documentation_url: `${DOCS}#${operation.operationId}`, ...error.extra, status: String(error.status) } };
   }
-  if (failure) return fail();
+  if (failure) return fail(failure);
   if (result.raw) {
     record.status = result.status;
     res.writeHead(result.status, { 'content-type': result.raw.contentType, 'x-github-media-type': 'github.v3; param=raw', ...result.headers });

@@ -56,7 +56,7 @@ export class FakeWebhooks {
   /** Concurrent deliveries not yet answered. */
   private readonly inFlight = new Set<Promise<unknown>>();
   /** The same seed, the same delays. */
-  private random = seeded(1);
+  private rng = new Rng(1);
 
   constructor(
     private readonly state: FakeState,
@@ -81,7 +81,7 @@ export class FakeWebhooks {
   /** Where to deliver from now on. With `auto` (default) events are POSTed as they happen. */
   deliverTo(target: WebhookOptions): void {
     this.target = { auto: true, ...target };
-    this.random = seeded(target.concurrent?.seed ?? 1);
+    this.rng = new Rng(target.concurrent?.seed ?? 1);
   }
 
   /** Stop delivering automatically (events then collect in `pending`). */
@@ -173,10 +173,10 @@ export class FakeWebhooks {
       return;
     }
     const target = this.target as WebhookOptions;
-    const delay = Math.floor(this.random() * concurrent.maxDelayMs);
+    const delay = Math.floor(this.rng.next() * concurrent.maxDelayMs);
     // Drawn only when asked for: a seed without losses or repeats gives the delays it always gave.
-    const lose = concurrent.lostRate !== undefined && this.random() < concurrent.lostRate && (concurrent.mayLose?.(built) ?? true);
-    const repeatAfter = concurrent.repeatedRate !== undefined && this.random() < concurrent.repeatedRate ? delay + Math.floor(this.random() * 3 * concurrent.maxDelayMs) : null;
+    const lose = concurrent.lostRate !== undefined && this.rng.next() < concurrent.lostRate && (concurrent.mayLose?.(built) ?? true);
+    const repeatAfter = concurrent.repeatedRate !== undefined && this.rng.next() < concurrent.repeatedRate ? delay + Math.floor(this.rng.next() * 3 * concurrent.maxDelayMs) : null;
     if (lose) {
       this.lost.push(built);
       return;
@@ -324,9 +324,4 @@ export class FakeWebhooks {
       head_commit: { id: headSha, tree_id: treeSha(state.getCommit(headSha).tree), message: state.getCommit(headSha).message, timestamp: state.getCommit(headSha).date },
     };
   }
-}
-
-function seeded(seed: number): () => number {
-  const rng = new Rng(seed);
-  return () => rng.next();
 }
