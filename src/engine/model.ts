@@ -288,6 +288,7 @@ export type EngineEvent =
    * queue's way (`refused`: it alone fails). Neither (older logs): built again at once.
    */
   | { type: 'run_not_started'; runId: string; refused?: { entryId: string; message: string }; headChanged?: { entryId: string } }
+  /** The queue's settings now (the runner decides it with what the queue record holds when it is decided). */
   | { type: 'config_changed'; config: QueueConfig; requestedState: RequestedQueueState }
   /**
    * The host failed an action (5xx, time-out, rate limit; cause `actions`, the runner retries it with back-off), or

@@ -9,8 +9,6 @@ import { engineEventOf, type InboxItem, type RunnerAction, type RunnerInput } fr
 export interface DecidedInputs {
   state: EngineState;
   actions: RunnerAction[];
-  /** The queue's configuration changed: the runner reads the queue record again. */
-  configChanged: boolean;
   /** The queued entries in queue order after the last event (none: no event reached the engine). */
   queued?: EngineEntry[];
 }
@@ -39,7 +37,6 @@ export class PoisonInput extends Error {
  */
 export function decideInputs(state: EngineState, items: InboxItem[], together = true): DecidedInputs {
   const actions: RunnerAction[] = [];
-  let configChanged = false;
   let readBase = false;
   let mergeFinished = false;
   const awaitingBefore = state.awaitingBaseHead === true;
@@ -62,7 +59,6 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
     } catch (error) {
       throw new PoisonInput(item, error);
     }
-    if (item.input.type === 'config_changed') configChanged = true;
     // The branch moved under a merge: what it holds now is read from the host, never guessed.
     if (item.input.type === 'merge_finished' && !item.input.ok && item.input.reason === 'base_moved') readBase = true;
     if (item.input.type === 'merge_finished') mergeFinished = true;
@@ -84,7 +80,7 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   // still waiting for it: a read answered while the merge was in flight was only pending (a forced push then, found by
   // review: applied with the merge's outcome, it left the queue waiting for a read nobody asked for).
   if (readBase || state.baseSha === null || (state.awaitingBaseHead === true && (!awaitingBefore || mergeFinished))) actions.push({ type: 'read_base_head' });
-  return { state, actions, configChanged, ...(queued ? { queued } : {}) };
+  return { state, actions, ...(queued ? { queued } : {}) };
 }
 
 /** The queue could not be settled after inputs decided together: which input is to blame is found one by one. */

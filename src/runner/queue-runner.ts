@@ -208,10 +208,17 @@ export class QueueRunner {
     return decided;
   }
 
-  /** Writes an input to the queue's inbox (another replica may be the writer); its id there. */
-  private enqueue(queueId: string, input: RunnerInput, at: number): Promise<string> {
+  /**
+   * Writes an input to the queue's inbox (another replica may be the writer); its id there. The inbox may hold it
+   * from the write's start, and holds it for sure once written: a round that read the inbox between the two, before
+   * the write showed, took the first mark away, and the next round must read it again (else the input waited for a
+   * poll, and a newer input handed over meanwhile was decided before it).
+   */
+  private async enqueue(queueId: string, input: RunnerInput, at: number): Promise<string> {
     this.inboxMayHold.add(queueId);
-    return this.options.stores.engine.enqueue(queueId, { queueId, input, at });
+    const id = await this.options.stores.engine.enqueue(queueId, { queueId, input, at });
+    this.inboxMayHold.add(queueId);
+    return id;
   }
 
   /** Calls `listener` after each decision this replica records (the cursor moved, before the requests it decided are answered). */
@@ -546,6 +553,7 @@ export class QueueRunner {
       const items = first ? [...inbox, ...handed.map((h) => h.item)] : inbox;
       if (items.length === 0) break;
       // What arrives from now on is decided in the next round, which its sender asked for.
+      await this.withRecordedConfig(worker, items);
       let decided;
       const together = !this.oneByOne.has(queueId);
       // From here until the decision is recorded (or the round ends without it), `state` is not for showing.
@@ -605,16 +613,6 @@ export class QueueRunner {
         return;
       }
       const version = worker.version + 1;
-      // Before the decision is in the log: the host-action loop reads new decisions from there and
-      // carries them out with worker.queue, which must already say what the operator changed
-      // (a landing predicted with the old mergeMethod blocked the queue again).
-      if (decided.configChanged) {
-        const queue = await this.options.stores.queues.findById(queueId).catch((error: unknown) => {
-          this.workers.delete(queueId); // The state holds this round's inputs already: reloaded from the log next round.
-          throw error;
-        });
-        worker.queue = queue ?? worker.queue;
-      }
       // The state was changed in place: if the decision is not stored, that change must not outlive it
       // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
       const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
@@ -677,6 +675,24 @@ export class QueueRunner {
       if (inbox.length < BATCH) break;
     }
     this.act(worker);
+  }
+
+  /**
+   * A configuration change is decided with the queue's configuration as its record holds it now, not as the input
+   * carried it: inputs can be decided in another order than their updates were written (one waited in the inbox
+   * while a later one was handed over, or came from another replica), and an older configuration decided last
+   * would undo the newer one. The log keeps the input as decided, so a reload replays the same.
+   * Read before the decision is in the log: the host-action loop reads new decisions from there and carries them
+   * out with worker.queue, which must already say what the operator changed (a landing predicted with the old
+   * mergeMethod blocked the queue again).
+   */
+  private async withRecordedConfig(worker: QueueWorker, items: InboxItem[]): Promise<void> {
+    const changes = items.filter((item) => item.input.type === 'config_changed');
+    if (changes.length === 0) return;
+    const queue = await this.options.stores.queues.findById(worker.queueId);
+    if (!queue) return; // Being deleted: the inputs as they came.
+    worker.queue = queue;
+    for (const item of changes) item.input = { type: 'config_changed', config: queue.config, requestedState: queue.requestedState };
   }
 
   /**

@@ -262,7 +262,7 @@ test('removing the label cancels; a push to the target branch rebuilds the run o
 
 test('a merge conflict fails only the conflicting PR (merge_conflict); the other merges', async () => {
   const { repo, ref } = await queueFor();
-  await h.api('/v1/updateQueue', { repo: ref, targetBranch: 'main', concurrency: 2 });
+  expect((await h.api('/v1/updateQueue', { repo: ref, targetBranch: 'main', concurrency: 2 })).status).toBe(200);
   const first = greenPullRequest(repo, { title: 'First' });
   const second = greenPullRequest(repo, { title: 'Conflicts with first' });
   repo.declareConflict(first, second);

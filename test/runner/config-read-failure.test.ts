@@ -1,7 +1,7 @@
 /**
- * A decision that changes the queue's settings reads the queue record before it is stored. The state was already
- * changed in place by then: if that read fails, the round's inputs must leave no trace in it (they are answered as
- * failed, and a retry must be decided as new), or the engine holds a PR the log and the entries never heard of.
+ * A decision that changes the queue's settings reads the queue record first (it decides with the settings the record
+ * holds). If that read fails, the round's inputs must leave no trace in the state (they are answered as failed, and a
+ * retry must be decided as new), or the engine holds a PR the log and the entries never heard of.
  */
 import { gitHostRegistry } from '../../src/ports/git-host.js';
 import { loadState } from '../../src/runner/decide-inputs.js';

@@ -76,13 +76,13 @@ test('an input that cannot be applied while the stored state cannot be read wait
   const runner = new QueueRunner({ stores: { ...stores, engine }, hosts, log, owner: 'unreadable', pollMs: 100 });
   await runner.dispatch(queueId, { type: 'base_moved', sha: 'base0' });
   await runner.settled(queueId);
-  // A bug in one input (a configuration the engine cannot use), met while the database cannot be read.
-  const broken = { type: 'config_changed' as const, config: null as never, requestedState: 'PAUSED' as const };
+  // A bug in one input (a resubmission that names no PR), met while the database cannot be read.
+  const broken = { type: 'resubmitted' as const, attempt: 2, submitted: null as never };
   unreadable = true;
   expect(await runner.dispatch(queueId, broken)).toBe(false);
   expect(messages.some((m) => /could not be read to tell why/.test(m))).toBe(true);
   expect(messages.filter((m) => /set aside|cannot be decided/.test(m))).toEqual([]);
-  expect((await stores.engine.pending(queueId, 10)).map((item) => item.input.type)).toContain('config_changed');
+  expect((await stores.engine.pending(queueId, 10)).map((item) => item.input.type)).toContain('resubmitted');
 
   unreadable = false;
   await waitFor(

@@ -6,7 +6,8 @@
  * restarts rebuild the state from snapshot and log. Checks are made on what the
  * host was asked to do and on what the database says.
  */
-import { DEFAULT_QUEUE_CONFIG } from '../../../src/domain/queue-config.js';
+import { DEFAULT_QUEUE_CONFIG, type QueueConfig } from '../../../src/domain/queue-config.js';
+import type { RequestedQueueState } from '../../../src/domain/queue-state.js';
 import { isTerminal } from '../../../src/domain/pull-request-state.js';
 import type { PullRequestFacts, QueueRecord } from '../../../src/domain/records.js';
 import { gitHostRegistry, type GitHost, type MergeRequest, type PullRequestStatusUpdate, type TestRunRequest } from '../../../src/ports/git-host.js';
@@ -222,8 +223,7 @@ export class RunnerWorld {
         break;
       }
       case 'config': {
-        const config = { ...this.queue.config, ...c.config, mode: 'single' as const };
-        await this.runner.dispatch(this.queue.id, { type: 'config_changed', config, requestedState: c.requestedState });
+        await this.changeConfig({ ...this.queue.config, ...c.config, mode: 'single' as const }, c.requestedState);
         break;
       }
       case 'baseMoved': {
@@ -247,6 +247,12 @@ export class RunnerWorld {
     await this.check();
   }
 
+  /** As updateQueue does: the queue record first, then the runner is told (its writer decides with what the record holds). */
+  private async changeConfig(config: QueueConfig, requestedState: RequestedQueueState): Promise<void> {
+    await this.stores.queues.update(this.queue.id, { config, requestedState, updatedAt: new Date(this.now) });
+    await this.runner.dispatch(this.queue.id, { type: 'config_changed', config, requestedState });
+  }
+
   /** What the database, the engine and the host show agree. */
   async check(): Promise<void> {
     const state = await this.runner.engineState(this.queue.id);
@@ -264,7 +270,7 @@ export class RunnerWorld {
   /** Lets everything finish by the truth (no flakes), with the queue running. */
   async drain(): Promise<void> {
     this.truth.refuseNextMerge = false;
-    await this.runner.dispatch(this.queue.id, { type: 'config_changed', config: { ...this.queue.config, mode: 'single' }, requestedState: 'RUNNING' });
+    await this.changeConfig({ ...this.queue.config, mode: 'single' }, 'RUNNING');
     await this.settle();
     for (let i = 0; i < 300; i++) {
       const state = await this.runner.engineState(this.queue.id);
