@@ -8,6 +8,7 @@ import type { QueueService } from '../queue/queue-service.js';
 import { parseComment, type QueueCommand } from './commands.js';
 import { applyDefaultBranchQueueFile, pushTouchesQueueFile, resyncOrganization, syncQueueFileOnPush } from './queue-file-sync.js';
 import { noQueueComment, changedAfterCommand, replyTo } from './replies.js';
+import { replyOnce } from './reply-once.js';
 
 /** What the webhook handlers hand events to. They only translate: the runner decides. */
 export interface GitHubAppDeps {
@@ -55,7 +56,9 @@ export function githubApp(deps: GitHubAppDeps) {
 
     app.on(['pull_request.labeled', 'pull_request.unlabeled'], async (context) =>
       withRepo(context, async (repo, payload) => {
-        const pr = payload.pull_request as { number: number; base: { ref: string }; head?: { sha?: string } };
+        const pr = payload.pull_request as { number: number; base: { ref: string }; head?: { sha?: string }; updated_at?: string };
+        // The label's time (the PR was updated by it): the App's reply comes after it.
+        const reply = (body: string) => replyOnce(context, body, pr.updated_at);
         const label = (payload.label as { name?: string } | undefined)?.name ?? '';
         // Only the default label may create a queue from the file (any other label on a repository without queues costs nothing).
         const mayConfigure = context.payload.action === 'labeled' && label.toLowerCase() === DEFAULT_QUEUE_CONFIG.enqueueingLabel;
@@ -65,16 +68,14 @@ export function githubApp(deps: GitHubAppDeps) {
           if (mayConfigure) {
             // A queue only the repository's file names is configured for writers alone: anyone else is told why (found by review: told "no queue").
             const body = (await canWrite(context, sender)) ? noQueueComment(pr.base.ref) : replyTo(`@${sender}, only people with write access to this repository can queue pull requests with the \`${label}\` label; nothing changed in the queue.`);
-            await context.octokit.rest.issues.createComment(context.issue({ body }));
+            await reply(body);
           }
           return;
         }
         if (label.toLowerCase() !== queue.config.enqueueingLabel.toLowerCase()) return;
         // The same rule as commands: triage can label, but only writers decide what merges.
         if (!(await canWrite(context, sender))) {
-          await context.octokit.rest.issues.createComment(
-            context.issue({ body: replyTo(`@${sender}, only people with write access to this repository can ${context.payload.action === 'labeled' ? 'queue' : 'remove'} pull requests with the \`${queue.config.enqueueingLabel}\` label; nothing changed in the queue.`) }),
-          );
+          await reply(replyTo(`@${sender}, only people with write access to this repository can ${context.payload.action === 'labeled' ? 'queue' : 'remove'} pull requests with the \`${queue.config.enqueueingLabel}\` label; nothing changed in the queue.`));
           return;
         }
         // Deliveries arrive late, twice or out of order: the PR's labels now decide, not the event's action. A removal is
@@ -90,7 +91,7 @@ export function githubApp(deps: GitHubAppDeps) {
           ? await deps.pullRequests.submit({ ...ref, ...(pr.head?.sha ? { headSha: pr.head.sha } : {}), label: queue.config.enqueueingLabel })
           : await deps.pullRequests.cancel(ref);
         if (!result.ok && result.failure.kind !== 'not_found') {
-          await context.octokit.rest.issues.createComment(context.issue({ body: replyTo(result.failure.message) }));
+          await reply(replyTo(result.failure.message));
         }
       }),
     );
@@ -120,7 +121,7 @@ export function githubApp(deps: GitHubAppDeps) {
         if (!issue.pull_request || comment.user.type === 'Bot') return;
         const parsed = parseComment(comment.body);
         if (parsed.kind === 'none') return;
-        const reply = (body: string) => context.octokit.rest.issues.createComment(context.issue({ body }));
+        const reply = (body: string) => replyOnce(context, body, comment.created_at);
         const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
         const writer = () => canWrite(context, comment.user.login);
         const queue = await findOrConfigure(deps, context, repo, pull.base.ref, writer);
@@ -175,7 +176,7 @@ export function githubApp(deps: GitHubAppDeps) {
         // The queue file changed: checked on the pushed commit, applied when it is the default branch's.
         const defaultBranch = String((payload.repository as { default_branch?: string }).default_branch ?? '');
         const onDefaultBranch = branch === defaultBranch;
-        await syncQueueFileOnPush(deps, context.octokit, repo, { sha: after, onDefaultBranch, defaultBranch });
+        await syncQueueFileOnPush(deps, context.octokit, repo, { sha: after, onDefaultBranch, defaultBranch, deliveryId: context.id });
         if (onDefaultBranch && repo.name === '.github') await resyncOrganization(deps, context.octokit, repo.host, repo.owner);
       }),
     );

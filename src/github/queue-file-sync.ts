@@ -1,5 +1,6 @@
 import deepmerge from 'deepmerge';
 import type { Context } from 'probot';
+import { makeOnce, NOT_REPEATED_BLIND } from '../adapters/github/index.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
 import type { QueueService } from '../queue/queue-service.js';
@@ -87,23 +88,43 @@ async function ownText(octokit: Octokit, repo: RepoRef, sha: string | undefined)
  * A push touched the queue file: check it on the pushed commit (a check run
  * naming each bad line) and, on the default branch, apply it. An invalid file
  * changes nothing: the queues keep the settings they had.
+ *
+ * One check run per delivery (`deliveryId`, its external id): a delivery handled again (what came after the check
+ * run failed) finds it, and a POST whose answer a 5xx lost is asked again only once a look finds nothing made.
+ * Pushes that touch the queue file are rare: the look first costs one read on a rare path.
  */
-export async function syncQueueFileOnPush(deps: QueueFileSyncDeps, octokit: Octokit, repo: RepoRef, push: { sha: string; onDefaultBranch: boolean; defaultBranch: string }): Promise<QueueFileChange[] | null> {
+export async function syncQueueFileOnPush(
+  deps: QueueFileSyncDeps,
+  octokit: Octokit,
+  repo: RepoRef,
+  push: { sha: string; onDefaultBranch: boolean; defaultBranch: string; deliveryId: string },
+): Promise<QueueFileChange[] | null> {
   const { found, reading } = await loadQueueFile(octokit, repo, push.sha);
   let changes: QueueFileChange[] | null = null;
   // What applies is the file on the default branch as it is now, not at this push: deliveries come late
   // and out of order, and an older push must not roll back a newer file.
   if (reading.ok && push.onDefaultBranch) changes = await applyDefaultBranchQueueFile(deps, octokit, repo);
-  await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
-    owner: repo.owner,
-    repo: repo.name,
-    head_sha: push.sha,
-    name: QUEUE_FILE_CHECK_NAME,
-    status: 'completed',
-    // Neutral, not action_required: GitHub wants a details_url for that, and the summary says what to do.
-    conclusion: reading.ok ? (changes?.some((c) => c.result === 'refused') ? 'neutral' : 'success') : 'failure',
-    output: checkOutput(found, reading, changes, push.defaultBranch),
-  });
+  const externalId = `queue-file:${push.deliveryId}`;
+  const made = async () => {
+    const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { owner: repo.owner, repo: repo.name, ref: push.sha, check_name: QUEUE_FILE_CHECK_NAME, per_page: 100 });
+    return data.check_runs.some((run) => run.external_id === externalId) ? true : null;
+  };
+  if (await made()) return changes;
+  await makeOnce(async () => {
+    await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+      owner: repo.owner,
+      repo: repo.name,
+      ...NOT_REPEATED_BLIND,
+      head_sha: push.sha,
+      name: QUEUE_FILE_CHECK_NAME,
+      external_id: externalId,
+      status: 'completed',
+      // Neutral, not action_required: GitHub wants a details_url for that, and the summary says what to do.
+      conclusion: reading.ok ? (changes?.some((c) => c.result === 'refused') ? 'neutral' : 'success') : 'failure',
+      output: checkOutput(found, reading, changes, push.defaultBranch),
+    });
+    return true;
+  }, made);
   return changes;
 }
 

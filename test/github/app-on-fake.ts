@@ -1,5 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Probot } from 'probot';
+import { pino } from 'pino';
+import { queueProbotOctokit } from '../../src/adapters/github/index.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { githubApp, type GitHubAppDeps } from '../../src/github/github-app.js';
 import { startFakeGitHub, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
@@ -19,6 +21,7 @@ export interface AppOnFake {
   submits: Array<Record<string, unknown>>;
 }
 
+/** Probot builds its Octokits as production does (queueProbotOctokit: its retry plugin asks a failed request again), with short back-off and writes not spaced. */
 export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean } = {}): Promise<AppOnFake> {
   const fake = await startFakeGitHub(options);
   const repo = fake.createRepo('acme/widgets');
@@ -39,10 +42,13 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
       },
       cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), { ok: true, value: {} }),
     },
+    // A push only moves a branch for the runner; here, only its queue-file check matters.
+    events: { branchMoved: async () => undefined },
     hostName: 'github.com',
     rememberInstallation() {},
   } as unknown as GitHubAppDeps;
-  const probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, logLevel: 'fatal' });
+  const quiet = pino({ level: 'silent' });
+  const probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, log: quiet, Octokit: queueProbotOctokit(quiet, { unitMs: 1, spaceWrites: false }) });
   await probot.load(githubApp(deps));
   return { fake, repo, probot, calls, submittedHeads, submits };
 }

@@ -80,3 +80,47 @@ test('no queue stored for the branch: someone without write access is told they 
     await setup.fake.close();
   }
 });
+
+// Left alone before, then found by the manners scenario's kind of fault: a reply whose POST lost its answer to a 5xx
+// was posted again blind by the client's retry plugin, and a delivery handled again posted its reply again.
+describe('a reply is said once per delivery', () => {
+  let app: Awaited<ReturnType<typeof appOnFakeGitHub>>;
+  beforeEach(async () => {
+    app = await appOnFakeGitHub({ defaultPermission: 'read' });
+    app.repo.setPermission('alice', 'write');
+  });
+  afterEach(async () => {
+    app.fake.assertNoViolations();
+    await app.fake.close();
+  });
+
+  const repliesOn = (pr: number) => app.repo.comments(pr).filter((c) => c.user !== 'alice').map((c) => c.body);
+
+  test("its POST answered 502 after GitHub made the comment: found, not posted again", async () => {
+    const pr = app.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+    app.fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error', afterHandling: true });
+    await handled(app, ['issue_comment'], () => app.repo.comment(pr, '/mq frobnicate', 'alice'));
+    expect(repliesOn(pr)).toEqual([expect.stringContaining('Unknown command')]);
+    expect(app.fake.requestsTo('issues/create-comment').map((r) => r.status)).toEqual([502]); // made, its answer lost, and not asked again
+  });
+
+  test('its POST answered 502 before anything was made: asked again, said once', async () => {
+    const pr = app.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+    app.fake.failNext({ operationId: 'issues/create-comment', status: 502, message: 'Server Error' });
+    await handled(app, ['issue_comment'], () => app.repo.comment(pr, '/mq frobnicate', 'alice'));
+    expect(repliesOn(pr)).toEqual([expect.stringContaining('Unknown command')]);
+  });
+
+  test('the same delivery handled twice (a retry after a failure): one reply; another delivery of the same words gets its own', async () => {
+    const pr = app.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+    app.fake.webhooks.drop();
+    app.repo.addLabel(pr, 'merge-queue', 'mallory');
+    const [labeled] = app.fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'pull_request');
+    const delivery = { id: 'delivery-1', name: labeled!.event, payload: labeled!.payload } as Parameters<Probot['receive']>[0];
+    await app.probot.receive(delivery);
+    await app.probot.receive(delivery);
+    expect(repliesOn(pr)).toEqual([expect.stringContaining('@mallory, only people with write access')]);
+    await app.probot.receive({ ...delivery, id: 'delivery-2' });
+    expect(repliesOn(pr)).toHaveLength(2);
+  });
+});

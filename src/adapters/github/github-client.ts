@@ -42,6 +42,11 @@ export async function makeOnce<T>(make: () => Promise<T>, find: () => Promise<T 
   }
 }
 
+/** GitHub's `since` as its documentation writes it (YYYY-MM-DDTHH:MM:SSZ), whole seconds (rounded down). */
+export function sinceParameter(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /** The client for one repository: installation tokens differ per installation. */
 export type OctokitFor = (repo: RepoRef) => Promise<GitHubClient>;
 

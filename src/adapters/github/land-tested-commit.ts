@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RepoRef } from '../../domain/repo.js';
 import type { MergeOutcome, MergeRequest } from '../../ports/git-host.js';
 import { isTransientHostError } from '../../ports/host-errors.js';
-import { failedWith, getData, makeOnce, messageOf, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient, type GitHubLog } from './github-client.js';
+import { failedWith, getData, makeOnce, messageOf, NOT_REPEATED_BLIND, readAllPages, repoParams, sinceParameter, type GitHubClient, type GitHubLog } from './github-client.js';
 import type { PullRequestData, PullRequestListItem } from './github-types.js';
 import { buildTestBranch, deleteTestBranch, readBranch } from './test-branch.js';
 
@@ -349,11 +349,6 @@ async function closeLanded(client: GitHubClient, repo: RepoRef, prs: PullRequest
  * too. The comment sought comes after the run's CI, so the margin costs nothing but a few more comments read.
  */
 const CLOCK_SKEW_MS = 10 * 60_000;
-
-/** GitHub's `since` as its documentation writes it (YYYY-MM-DDTHH:MM:SSZ), whole seconds. */
-function sinceParameter(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * Which of the two texts an earlier attempt posted on the PR, by their markers on a bot's comments; a refusal to list
