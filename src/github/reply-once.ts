@@ -24,4 +24,3 @@ export async function replyOnce(context: Context, body: string, eventAt: string 
     return true;
   }, said);
 }
-
