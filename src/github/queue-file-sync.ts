@@ -106,7 +106,10 @@ export async function syncQueueFileOnPush(
   if (reading.ok && push.onDefaultBranch) changes = await applyDefaultBranchQueueFile(deps, octokit, repo);
   const externalId = `queue-file:${push.deliveryId}`;
   const made = async () => {
-    const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { owner: repo.owner, repo: repo.name, ref: push.sha, check_name: QUEUE_FILE_CHECK_NAME, per_page: 100 });
+    // Every run of the name (GitHub lists only the newest by default): another delivery of the same commit (pushed to
+    // a branch, then to main) may have made a newer one (found by review).
+    const listing = { owner: repo.owner, repo: repo.name, ref: push.sha, check_name: QUEUE_FILE_CHECK_NAME, filter: 'all' as const, per_page: 100 };
+    const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', listing);
     return data.check_runs.some((run) => run.external_id === externalId) ? true : null;
   };
   if (await made()) return changes;

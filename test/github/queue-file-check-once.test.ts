@@ -41,4 +41,8 @@ test('the same push delivery handled twice: one check run; another delivery of t
   expect(app.fake.checkRuns(sha, QUEUE_FILE_CHECK_NAME)).toHaveLength(1);
   await app.probot.receive({ ...delivery, id: 'push-2' });
   expect(app.fake.checkRuns(sha, QUEUE_FILE_CHECK_NAME)).toHaveLength(2);
+  // The first delivery handled again after the second made a newer run: it still finds its own (GitHub lists only
+  // the newest run of a name unless asked for all).
+  await app.probot.receive(delivery);
+  expect(app.fake.checkRuns(sha, QUEUE_FILE_CHECK_NAME)).toHaveLength(2);
 });

@@ -35,10 +35,14 @@ test('an input whose inbox write shows only after a round read the inbox is deci
   // The inbox write of the update lands just after a round (started by a kick) read the inbox.
   let inboxRead!: () => void;
   const read = new Promise<void>((resolve) => (inboxRead = resolve));
+  let heldWrites = 0;
   const engine: Stores['engine'] = {
     ...db.stores.engine,
     async enqueue(...args) {
-      if (args[1].input.type === 'config_changed') await read; // The load's own tick goes in at once.
+      if (args[1].input.type === 'config_changed') {
+        heldWrites++;
+        await read; // The load's own tick goes in at once.
+      }
       return db.stores.engine.enqueue(...args);
     },
     async pending(...args) {
@@ -52,6 +56,7 @@ test('an input whose inbox write shows only after a round read the inbox is deci
   a.kick(queue.id);
   // Decided before the request is answered, not left for the next poll (a minute away here).
   expect(await updating).toBe(true);
+  expect(heldWrites).toBe(1); // It went through the inbox (no writer was loaded when it came), as this case means.
   expect((await a.engineState(queue.id))?.config.concurrency).toBe(2);
   // The next update is handed over: it is decided after the first, and its configuration stays.
   expect(await update(a, queue.id, 3)).toBe(true);

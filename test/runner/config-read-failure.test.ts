@@ -10,7 +10,7 @@ import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from
 
 const db = useRunnerDatabase('config_read');
 
-test('a failed queue-record read after a settings change leaves the round undecided, and a retry is decided as new', async () => {
+test('a failed queue-record read for a settings change leaves the round undecided, and a retry is decided as new', async () => {
   const queue = await insertQueue(db.stores, 'config-read');
   const queues = { ...db.stores.queues };
   let failReads = 0;
