@@ -1,6 +1,6 @@
 import deepmerge from 'deepmerge';
 import type { Context } from 'probot';
-import { makeOnce, NOT_REPEATED_BLIND } from '../adapters/github/index.js';
+import { makeOnceLookingFirst, NOT_REPEATED_BLIND } from '../adapters/github/index.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
 import type { QueueService } from '../queue/queue-service.js';
@@ -112,8 +112,7 @@ export async function syncQueueFileOnPush(
     const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', listing);
     return data.check_runs.some((run) => run.external_id === externalId) ? true : null;
   };
-  if (await made()) return changes;
-  await makeOnce(async () => {
+  await makeOnceLookingFirst(async () => {
     await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
       owner: repo.owner,
       repo: repo.name,

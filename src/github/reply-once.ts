@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import { makeOnce, NOT_REPEATED_BLIND, sinceParameter } from '../adapters/github/index.js';
+import { makeOnceLookingFirst, NOT_REPEATED_BLIND, sinceParameter } from '../adapters/github/index.js';
 
 /**
  * Posts the App's reply to a webhook's event (a command or label it could not carry out), once per delivery. Two
@@ -18,8 +18,7 @@ export async function replyOnce(context: Context, body: string, eventAt: string 
     // A bot's comment: a person quoting the marker does not silence the reply.
     return comments.some((comment) => comment.user?.type === 'Bot' && comment.body?.includes(marker)) ? true : null;
   };
-  if (await said()) return;
-  await makeOnce(async () => {
+  await makeOnceLookingFirst(async () => {
     await context.octokit.rest.issues.createComment({ ...context.issue({ body: `${body}\n\n${marker}` }), ...NOT_REPEATED_BLIND });
     return true;
   }, said);

@@ -11,6 +11,8 @@ useNock();
 
 const SECONDARY = { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' };
 const REF = { ref: 'refs/heads/main', object: { sha: 'f95f852bd8fca8fcc58a9a2d6c842781e32a215e', type: 'commit' } };
+/** GitHub's answer to an installation token request: a token valid for an hour. */
+const installationToken = (token: string) => ({ token, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' });
 
 describe('createGitHubOctokit: back off instead of failing', () => {
   test('a 5xx is retried with back-off, and each retry is logged', async () => {
@@ -82,7 +84,7 @@ describe('through Probot: installation Octokits with the same back-off', () => {
       .matchHeader('authorization', /^bearer /)
       .reply(200, { id: 42, account: { login: REPO.owner } })
       .post('/app/installations/42/access_tokens')
-      .reply(201, { token: 'ghs_installation', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .reply(201, installationToken('ghs_installation'))
       .get(`${REPO_PATH}/git/ref/heads%2Fmain`)
       .matchHeader('authorization', 'token ghs_installation')
       .reply(403, SECONDARY, { 'retry-after': '1' })
@@ -135,7 +137,7 @@ describe('through Probot: installation Octokits with the same back-off', () => {
       .get(`${REPO_PATH}/installation`)
       .reply(200, { id: 8, account: { login: REPO.owner } })
       .post('/app/installations/8/access_tokens')
-      .reply(201, { token: 'ghs_eight', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .reply(201, installationToken('ghs_eight'))
       .get(`${REPO_PATH}/pulls/2`)
       .matchHeader('authorization', 'token ghs_eight')
       .reply(200, { number: 2 });
@@ -172,7 +174,7 @@ describe('through Probot: installation Octokits with the same back-off', () => {
     octokits.remember(REPO, 7);
     nock(API)
       .post('/app/installations/7/access_tokens')
-      .reply(201, { token: 'ghs_seven', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .reply(201, installationToken('ghs_seven'))
       .patch(`${REPO_PATH}/git/refs/heads%2Fmain`)
       .reply(403, { message: 'Resource not accessible by integration' });
     const client = await octokits.octokitFor(REPO);
@@ -186,7 +188,7 @@ describe('through Probot: installation Octokits with the same back-off', () => {
     octokits.remember(REPO, 7);
     nock(API)
       .post('/app/installations/7/access_tokens')
-      .reply(201, { token: 'ghs_seven', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .reply(201, installationToken('ghs_seven'))
       .get(`${REPO_PATH}/pulls/2`)
       .matchHeader('authorization', 'token ghs_seven')
       .reply(200, { number: 2 });
@@ -200,7 +202,7 @@ describe('through Probot: installation Octokits with the same back-off', () => {
     octokits.remember(REPO, 7);
     nock(API)
       .post('/app/installations/7/access_tokens')
-      .reply(201, { token: 'ghs_seven', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {}, repository_selection: 'all' })
+      .reply(201, installationToken('ghs_seven'))
       .post(`${REPO_PATH}/issues/2/comments`)
       .reply(502, 'Bad Gateway');
     // Were it asked again, this second answer would be taken.

@@ -42,6 +42,14 @@ export async function makeOnce<T>(make: () => Promise<T>, find: () => Promise<T 
   }
 }
 
+/**
+ * makeOnce for a write an earlier attempt may already have made (a delivery or an action handled again after a
+ * failure): looked for first, so that what was made is the answer without a POST.
+ */
+export async function makeOnceLookingFirst<T>(make: () => Promise<T>, find: () => Promise<T | null>, retryMs = MAKE_RETRY_MS): Promise<T> {
+  return (await find()) ?? makeOnce(make, find, retryMs);
+}
+
 /** GitHub's `since` as its documentation writes it (YYYY-MM-DDTHH:MM:SSZ), whole seconds (rounded down). */
 export function sinceParameter(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -9,7 +9,7 @@ export type { GitHubRequestRecorder } from './request-metrics.js';
 export { createGitHubOctokit, type GitHubOctokitOptions } from './octokit-factory.js';
 export { fetchWithTimeout, type BackOffTuning } from './back-off.js';
 export type { GitHubClient, GitHubLog, OctokitFor } from './github-client.js';
-export { makeOnce, NOT_REPEATED_BLIND, sinceParameter } from './github-client.js';
+export { makeOnceLookingFirst, NOT_REPEATED_BLIND, sinceParameter } from './github-client.js';
 export { parseMergeCommitTitle } from './merge-commit-title.js';
 export { toPullRequestFacts, toMergeability } from './pull-request-facts.js';
 export { testBranchName } from './test-branch.js';

@@ -1,6 +1,6 @@
 import type { RepoRef } from '../../domain/repo.js';
 import type { PullRequestStatusUpdate } from '../../ports/git-host.js';
-import { getData, makeOnce, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient } from './github-client.js';
+import { getData, makeOnce, makeOnceLookingFirst, NOT_REPEATED_BLIND, readAllPages, repoParams, type GitHubClient } from './github-client.js';
 import type { CheckRunListData, IssueCommentData } from './github-types.js';
 import { checkRunExternalId, checkRunName, checkRunView, commentMarker, ejectionComment, type FeedbackContext } from './feedback-texts.js';
 
@@ -73,8 +73,7 @@ export async function publishCheckRun(client: GitHubClient, update: PullRequestS
 export async function postEjectionComment(client: GitHubClient, update: PullRequestStatusUpdate, context: FeedbackContext): Promise<void> {
   const marker = commentMarker(update);
   const said = async () => ((await hasComment(client, update.repo, update.prNumber, marker)) ? true : null);
-  if (await said()) return;
-  await makeOnce(async () => {
+  await makeOnceLookingFirst(async () => {
     await client.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
       ...repoParams(update.repo),
       ...NOT_REPEATED_BLIND,
