@@ -16,6 +16,18 @@ declare module 'fastify' {
 export const API_TOKEN_HEADER = 'x-api-token';
 /** The dashboard session cookie: a random id (32 bytes, base64url); the database keeps only its SHA-256. */
 export const SESSION_COOKIE = 'mq_session';
+/**
+ * Its name over https. The `__Host-` prefix makes browsers take it only from this host, Secure, for the whole site and
+ * with no Domain: a sibling subdomain (another app on *.example.com) cannot set or shadow it, so it cannot sign a
+ * visitor in to a session of its choosing. Browsers allow the prefix only on Secure cookies, so plain http keeps the
+ * plain name; a request over https reads only the prefixed one.
+ */
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+
+/** The session cookie's name for a request that came over `protocol`. */
+export function sessionCookieName(protocol: string): string {
+  return protocol === 'https' ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
 /** A session's requests that change something echo the session's CSRF token here. */
 export const CSRF_HEADER = 'x-csrf-token';
 
@@ -50,13 +62,14 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 
 /** The session cookie's value, parsed by @fastify/cookie when it ran, else from the header. */
 export function sessionCookieValue(request: FastifyRequest): string | undefined {
+  const name = sessionCookieName(request.protocol);
   const parsed = (request as { cookies?: Record<string, string | undefined> | null }).cookies;
-  if (parsed) return parsed[SESSION_COOKIE];
+  if (parsed) return parsed[name];
   const header = firstHeader(request.headers.cookie);
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
 }

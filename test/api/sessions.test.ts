@@ -241,13 +241,35 @@ describe('POST /ui/session: sign in', () => {
     try {
       const https = theCookie((await signIn(tokenA, app, { 'x-forwarded-proto': 'https' })).res);
       expect(https.attributes).toEqual(['HttpOnly', 'Max-Age=43200', 'Path=/', 'SameSite=Strict', 'Secure'].sort());
+      // With the __Host- prefix over https (browsers take it only Secure, Path=/, without Domain); plain over http.
+      expect(https.name).toBe('__Host-mq_session');
       const http = theCookie((await signIn(tokenA, app, { 'x-forwarded-proto': 'http' })).res);
       expect(http.attributes).not.toContain('Secure');
+      expect(http.name).toBe('mq_session');
     } finally {
       await app.close();
     }
     expect(sessionCookieOptions('https', 10)).toEqual({ httpOnly: true, sameSite: 'strict', path: '/', maxAge: 10, secure: true });
     expect(sessionCookieOptions('http', 10).secure).toBe(false);
+  });
+
+  test('over https only the __Host- cookie is read: a plain mq_session (which a sibling subdomain could set) names no session', async () => {
+    const app = await buildServer({ stores: h.stores, gitHosts: gitHostRegistry({}), trustProxyHops: 1 });
+    await app.ready();
+    try {
+      const overHttps = { 'x-forwarded-proto': 'https' };
+      const session = await signIn(tokenA, app, overHttps);
+      const read = (cookie: string) => app.inject({ method: 'GET', url: '/ui/session', headers: { ...overHttps, cookie } });
+      expect((await read(`__Host-mq_session=${session.cookie}`)).statusCode).toBe(200);
+      expectPlainError(await read(`mq_session=${session.cookie}`), 401);
+      // Signing out clears the cookie by the name it was set with.
+      const out = await app.inject({ method: 'DELETE', url: '/ui/session', headers: { ...overHttps, cookie: `__Host-mq_session=${session.cookie}`, 'x-csrf-token': session.csrfToken } });
+      expect(out.statusCode).toBe(204);
+      expect(theCookie(out)).toMatchObject({ name: '__Host-mq_session', value: '' });
+      expectPlainError(await read(`__Host-mq_session=${session.cookie}`), 401);
+    } finally {
+      await app.close();
+    }
   });
 
   test('behind a TLS proxy (trustProxyHops, MQ_TRUST_PROXY_HOPS): the service believes its X-Forwarded-Proto and the cookie is Secure; without it, never', async () => {

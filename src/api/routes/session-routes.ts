@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { SessionRecord } from '../../ports/stores.js';
 import { hashApiToken } from '../../tokens/api-token.js';
-import { csrfMatches, CSRF_HEADER, hashSessionId, newCsrfToken, newSessionId, readSession, SESSION_COOKIE, sessionCookieValue, type AuthDeps } from '../auth.js';
+import { csrfMatches, CSRF_HEADER, hashSessionId, newCsrfToken, newSessionId, readSession, sessionCookieName, sessionCookieValue, type AuthDeps } from '../auth.js';
 import { sendError } from '../errors.js';
 import { createSessionRequest, sessionView } from '../schemas/session.js';
 
@@ -17,7 +17,7 @@ export interface SessionRouteOptions {
 /** A sign-in body holds only a token: anything larger is refused before it is read or parsed (no sign-in needed to send one). */
 export const SESSION_BODY_LIMIT_BYTES = 4 * 1024;
 
-/** The session cookie's attributes: HttpOnly, SameSite=Strict, the whole site, Secure when the request came over https. */
+/** The session cookie's attributes: HttpOnly, SameSite=Strict, the whole site, Secure when the request came over https (named with `__Host-` then: sessionCookieName). */
 export function sessionCookieOptions(protocol: string, maxAgeSeconds: number) {
   return { httpOnly: true, sameSite: 'strict' as const, path: '/', maxAge: maxAgeSeconds, secure: protocol === 'https' };
 }
@@ -27,7 +27,7 @@ function view(session: SessionRecord) {
 }
 
 function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
-  reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(request.protocol, 0));
+  reply.clearCookie(sessionCookieName(request.protocol), sessionCookieOptions(request.protocol, 0));
 }
 
 /**
@@ -77,7 +77,7 @@ export function sessionRoutes(deps: AuthDeps, options: SessionRouteOptions = {})
           expiresAt: new Date(createdAt.getTime() + lifetimeMs),
         };
         await deps.stores.sessions.insert(session);
-        reply.setCookie(SESSION_COOKIE, sessionId, sessionCookieOptions(request.protocol, Math.max(1, Math.ceil(lifetimeMs / 1000))));
+        reply.setCookie(sessionCookieName(request.protocol), sessionId, sessionCookieOptions(request.protocol, Math.max(1, Math.ceil(lifetimeMs / 1000))));
         return view(session);
       },
     });
