@@ -28,6 +28,7 @@ export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 export function sessionCookieName(protocol: string): string {
   return protocol === 'https' ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
 }
+
 /** A session's requests that change something echo the session's CSRF token here. */
 export const CSRF_HEADER = 'x-csrf-token';
 
@@ -148,7 +149,7 @@ export function registerTokenAuth(app: FastifyInstance, deps: AuthDeps): void {
         request.apiToken = found.token;
         return;
       case 'session':
-        if (!found.found) return sendError(reply, 401, `The ${SESSION_COOKIE} session has ended (signed out, expired or its token revoked); sign in again.`);
+        if (!found.found) return sendError(reply, 401, `The ${sessionCookieName(request.protocol)} session has ended (signed out, expired or its token revoked); sign in again.`);
         if (!SAFE_METHODS.has(request.method) && !csrfMatches(request, found.found.session)) {
           return sendError(reply, 403, `A session request that changes something needs the ${CSRF_HEADER} header holding the session's CSRF token.`);
         }
