@@ -60,7 +60,7 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
         }
         request.log.warn({ delivery: id, event: name }, 'webhook delivery given up before is redelivered: handled again');
       }
-      const delivery = { id, name, payloadJson: body, receivedAt, attempts: 1, lastAttemptAt: receivedAt };
+      const delivery = { id, name, payloadJson: body, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastFailedAt: null, aliveAt: null };
       if (inline) {
         // Too large to record: handled now, and refused if that fails so GitHub's redelivery can retry it.
         if (!(await options.handler.handle(delivery, true))) {

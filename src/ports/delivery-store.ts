@@ -12,7 +12,12 @@ export interface ReceivedDelivery {
   receivedAt: Date;
   /** Handling attempts started so far. */
   attempts: number;
+  /** When the last attempt started. */
   lastAttemptAt: Date | null;
+  /** When an attempt last failed: the last attempt has ended when this is not before its start. */
+  lastFailedAt: Date | null;
+  /** When the attempt running last said it still runs (DeliveryHandler's heartbeat). */
+  aliveAt: Date | null;
 }
 
 export interface DeliveryStore {
@@ -37,8 +42,10 @@ export interface DeliveryStore {
   startAttempt(id: string, at: Date): Promise<boolean>;
   /** Handled: the payload is dropped, the id kept (redeliveries are recognised). */
   handled(id: string, at: Date): Promise<void>;
-  /** The attempt failed; a later sweep tries again. */
-  failed(id: string, error: string): Promise<void>;
+  /** The attempt failed (at `at`); a later sweep tries again. */
+  failed(id: string, error: string, at: Date): Promise<void>;
+  /** The attempt running still runs: no sweep starts another beside it. */
+  stillHandling(id: string, at: Date): Promise<void>;
   /** Deliveries not handled yet, received before `before`, with fewer than `maxAttempts` attempts. */
   unhandled(before: Date, maxAttempts: number, limit: number): Promise<ReceivedDelivery[]>;
   /** Forgets a delivery that could not be handled before answering, so GitHub's redelivery is applied. */

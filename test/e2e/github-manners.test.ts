@@ -115,7 +115,9 @@ test.each([
           states = await ended();
           return states !== null;
         },
-        { timeoutMs: 60_000, message: 'every PR to end' },
+        // Convergence, not speed, is asserted here (the bound on builds below says nothing looped): on a loaded CI machine
+        // the lanes case once needed over 60 s (it takes about 22 s alone).
+        { timeoutMs: 150_000, message: 'every PR to end' },
       )
       .catch(async (error: Error) => {
         throw new Error(`${error.message} (still waiting: ${waiting.join('; ')}; engine: ${await h.describeQueue(ref)}; 502s answered: ${hit.join(', ')})`);
@@ -163,4 +165,4 @@ test.each([
     stopCi();
     stopWatching();
   }
-}, 90_000);
+}, 180_000);

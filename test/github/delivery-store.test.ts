@@ -36,7 +36,13 @@ test('an attempt is claimed once; a retry is counted and claimed as the next att
   expect(await db.stores.deliveries.claimAttempt('e-1', 3, retryAt)).toBe(true);
   expect(await db.stores.deliveries.startAttempt('e-1', retryAt)).toBe(false);
   const before = new Date('2026-11-02T11:00:00Z');
-  expect((await db.stores.deliveries.unhandled(before, 5, 100)).find((d) => d.id === 'e-1')).toMatchObject({ attempts: 3, lastAttemptAt: retryAt });
+  expect((await db.stores.deliveries.unhandled(before, 5, 100)).find((d) => d.id === 'e-1')).toMatchObject({ attempts: 3, lastAttemptAt: retryAt, lastFailedAt: null, aliveAt: null });
+  // What the sweep reads to tell an attempt still running from one that ended.
+  const aliveAt = new Date('2026-11-02T10:02:00Z');
+  const failedAt = new Date('2026-11-02T10:03:00Z');
+  await db.stores.deliveries.stillHandling('e-1', aliveAt);
+  await db.stores.deliveries.failed('e-1', 'GitHub answered 502', failedAt);
+  expect((await db.stores.deliveries.unhandled(before, 5, 100)).find((d) => d.id === 'e-1')).toMatchObject({ aliveAt, lastFailedAt: failedAt });
   await db.stores.deliveries.handled('e-1', retryAt);
   expect((await db.stores.deliveries.unhandled(before, 5, 100)).map((d) => d.id)).not.toContain('e-1');
   expect(await db.stores.deliveries.record(received('e-1', before))).toBe(false);
@@ -51,12 +57,15 @@ test('a delivery given up is re-armed once by its redelivery (attempts start ove
   expect(await store.startAttempt('f-1', at)).toBe(true);
   expect(await store.rearm(received('f-1', at), 5)).toBe(false);
   for (let n = 3; n <= 5; n++) expect(await store.startAttempt('f-1', at)).toBe(true);
-  await store.failed('f-1', 'GitHub answered 502');
+  const later = (minutes: number) => new Date(at.getTime() + minutes * 60_000);
+  // Its fifth attempt may still be running a moment after it started, or after it last said so: a redelivery then
+  // is not re-armed beside it.
+  expect(await store.rearm(received('f-1', later(0.5)), 5)).toBe(false);
+  await store.stillHandling('f-1', later(2.5));
+  expect(await store.rearm(received('f-1', later(4)), 5)).toBe(false);
+  await store.failed('f-1', 'GitHub answered 502', later(4.5));
   const sweepBefore = new Date('2026-11-04T11:00:00Z');
   expect((await store.unhandled(sweepBefore, 5, 100)).map((d) => d.id)).not.toContain('f-1');
-
-  // Its fifth attempt may still be running a moment after it started: a redelivery then is not re-armed beside it.
-  expect(await store.rearm(received('f-1', new Date(at.getTime() + 30_000)), 5)).toBe(false);
   // Given up: two replicas receive GitHub's redelivery at once; one re-arms it.
   const again = new Date('2026-11-04T10:00:00Z');
   const redelivery = { ...received('f-1', again), payloadJson: '{"id":"f-1","again":true}' };
@@ -69,6 +78,8 @@ test('a delivery given up is re-armed once by its redelivery (attempts start ove
     receivedAt: again,
     attempts: 1,
     lastAttemptAt: again,
+    lastFailedAt: null,
+    aliveAt: null,
   });
   // Its retries are claimed afresh too.
   expect(await store.startAttempt('f-1', again)).toBe(true);

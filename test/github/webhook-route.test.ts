@@ -18,14 +18,14 @@ function memoryDeliveries(): DeliveryStore {
   return {
     async record(delivery) {
       if (byId.has(delivery.id)) return false;
-      byId.set(delivery.id, { ...delivery, attempts: 1, lastAttemptAt: delivery.receivedAt, handled: false });
+      byId.set(delivery.id, { ...delivery, attempts: 1, lastAttemptAt: delivery.receivedAt, lastFailedAt: null, aliveAt: null, handled: false });
       return true;
     },
     async rearm(delivery, maxAttempts) {
       const known = byId.get(delivery.id);
       if (!known || known.handled || known.attempts < maxAttempts) return false;
       for (let n = 1; n <= Math.max(known.attempts, maxAttempts); n++) attempts.delete(`${delivery.id}:${n}`);
-      byId.set(delivery.id, { ...delivery, attempts: 1, lastAttemptAt: delivery.receivedAt, handled: false });
+      byId.set(delivery.id, { ...delivery, attempts: 1, lastAttemptAt: delivery.receivedAt, lastFailedAt: null, aliveAt: null, handled: false });
       return true;
     },
     async claimAttempt(id, attempt) {
@@ -45,7 +45,14 @@ function memoryDeliveries(): DeliveryStore {
       const delivery = byId.get(id);
       if (delivery) delivery.handled = true;
     },
-    async failed() {},
+    async failed(id, _error, at) {
+      const delivery = byId.get(id);
+      if (delivery) delivery.lastFailedAt = at;
+    },
+    async stillHandling(id, at) {
+      const delivery = byId.get(id);
+      if (delivery) delivery.aliveAt = at;
+    },
     async unhandled(before, maxAttempts) {
       return [...byId.values()].filter((d) => !d.handled && d.payloadJson !== '' && d.receivedAt < before && d.attempts < maxAttempts);
     },
@@ -247,4 +254,42 @@ test('the answer does not wait for the handlers: a handler that takes seconds (a
   } finally {
     await slowApp.close();
   }
+});
+
+// Found by review: an attempt running past the retry wait (the GitHub client waiting out a rate limit) was taken for a
+// failed one, and the sweep started the next beside it: a reply looked for and posted by both was posted twice.
+test('the sweep never starts an attempt beside one still running (it says so); one whose replica went silent is tried again', async () => {
+  const deliveries = memoryDeliveries();
+  let release = () => {};
+  const starts: string[] = [];
+  const blocking = {
+    verify: async () => true,
+    async receive(event: { id: string }) {
+      starts.push(event.id);
+      await new Promise<void>((resolve) => (release = resolve));
+    },
+  };
+  const sweeper = new DeliveryHandler({ receiver: blocking, deliveries, log: { warn() {}, error() {} }, retryAfterMs: () => 0, heartbeat: { everyMs: 10, deadAfterMs: 100 } });
+  const at = new Date(Date.now() - 1_000);
+  const running = { id: 'running', name: 'pull_request', payloadJson: '{}', receivedAt: at };
+  await deliveries.record(running);
+  sweeper.handleSoon({ ...running, attempts: 1, lastAttemptAt: at, lastFailedAt: null, aliveAt: null });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  // Received a second ago, started then: longer ago than the retry wait (0) and the silence allowed (100 ms), but it still runs and says so.
+  for (let round = 0; round < 5; round++) {
+    expect(await sweeper.retryUnhandled()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(starts).toEqual(['running']);
+  release();
+  await sweeper.idle();
+  // Recorded by a replica that died before its attempt said anything: tried again once it has been silent too long.
+  const orphan = { id: 'orphan', name: 'pull_request', payloadJson: '{}', receivedAt: at };
+  await deliveries.record(orphan);
+  await deliveries.claimAttempt('orphan', 1, at);
+  const retried = sweeper.retryUnhandled();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(starts).toEqual(['running', 'orphan']);
+  release();
+  expect(await retried).toBe(1);
 });

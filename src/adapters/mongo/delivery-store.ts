@@ -13,6 +13,8 @@ const deliverySchema = new Schema(
     attempts: { type: Number, default: 0 },
     lastAttemptAt: { type: Date, default: null },
     lastError: { type: String, default: null },
+    lastFailedAt: { type: Date, default: null },
+    aliveAt: { type: Date, default: null },
     handledAt: { type: Date, default: null },
     /** Names the write that recorded it (a group's write is told apart from an earlier receipt of the same id). */
     receipt: { type: String },
@@ -22,8 +24,11 @@ const deliverySchema = new Schema(
 deliverySchema.index({ receivedAt: 1 });
 deliverySchema.index({ handledAt: 1, receivedAt: 1 });
 
-/** How long after its start an attempt may still be running: a redelivery re-arms a delivery given up only after it. */
-const LAST_ATTEMPT_RUNS_MS = 60_000;
+/**
+ * How long an attempt that has not ended may still be running after it last said so (its start, or DeliveryHandler's
+ * heartbeat, a minute apart): a redelivery re-arms a delivery given up only once its last attempt failed or after this.
+ */
+const LAST_ATTEMPT_RUNS_MS = 3 * 60_000;
 
 /** One document per handling attempt: the unique _id lets one replica take each. */
 const attemptSchema = new Schema(
@@ -32,7 +37,7 @@ const attemptSchema = new Schema(
 );
 attemptSchema.index({ at: 1 });
 
-type Doc = { _id: string; name: string; payloadJson: string | null; receivedAt: Date; attempts?: number; lastAttemptAt?: Date | null };
+type Doc = { _id: string; name: string; payloadJson: string | null; receivedAt: Date; attempts?: number; lastAttemptAt?: Date | null; lastFailedAt?: Date | null; aliveAt?: Date | null };
 
 /** An insert under a unique key: true when written, false when the key was taken. */
 async function inserted(write: Promise<void>): Promise<boolean> {
@@ -52,7 +57,7 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
   // delivery costs two inserts in groups, no read and no update (an update costs the local FerretDB about five
   // inserts). A document the group wrote before failing is known by the random id its write gave it. Written
   // whole: a lean insert applies no schema defaults.
-  type DeliveryDoc = { _id: string; name: string; payloadJson: string; receivedAt: Date; attempts: number; lastAttemptAt: Date; lastError: null; handledAt: null; receipt: string };
+  type DeliveryDoc = { _id: string; name: string; payloadJson: string; receivedAt: Date; attempts: number; lastAttemptAt: Date; lastError: null; lastFailedAt: null; aliveAt: null; handledAt: null; receipt: string };
   const deliveryInserts = new GroupedWrites<DeliveryDoc>(
     (docs) => Deliveries.insertMany(docs, { lean: true }),
     (doc) => Deliveries.insertMany([doc], { lean: true }),
@@ -68,7 +73,7 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
   return {
     record(delivery) {
       const { id, name, payloadJson, receivedAt } = delivery;
-      const doc = { _id: String(id), name, payloadJson, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastError: null, handledAt: null, receipt: randomUUID() };
+      const doc = { _id: String(id), name, payloadJson, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastError: null, lastFailedAt: null, aliveAt: null, handledAt: null, receipt: randomUUID() };
       return inserted(deliveryInserts.write(doc));
     },
     async rearm(delivery, maxAttempts) {
@@ -76,11 +81,13 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
       const previous = await Deliveries.findById(String(id)).lean<Doc & { handledAt?: Date | null; receipt?: string }>();
       if (!previous || previous.handledAt || (previous.attempts ?? 0) < maxAttempts) return false;
       // Its last attempt may still be running (the count moves when an attempt starts): not re-armed beside it.
-      if (previous.lastAttemptAt && receivedAt.getTime() - previous.lastAttemptAt.getTime() < LAST_ATTEMPT_RUNS_MS) return false;
+      const started = previous.lastAttemptAt?.getTime() ?? 0;
+      const ended = previous.lastFailedAt && previous.lastFailedAt.getTime() >= started;
+      if (!ended && receivedAt.getTime() - Math.max(started, previous.aliveAt?.getTime() ?? 0) < LAST_ATTEMPT_RUNS_MS) return false;
       // The gate is a key per record given up (its receipt names it), not the update: an update is not atomic on the
       // local FerretDB, a unique key is. Of replicas receiving the redelivery at once, one takes it.
       if (!(await inserted(attemptInserts.write({ _id: `${id}:rearm:${previous.receipt ?? 'before-receipts'}`, at: receivedAt, claim: randomUUID() })))) return false;
-      await Deliveries.updateOne({ _id: String(id) }, { $set: { name, payloadJson, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastError: null, receipt: randomUUID() } });
+      await Deliveries.updateOne({ _id: String(id) }, { $set: { name, payloadJson, receivedAt, attempts: 1, lastAttemptAt: receivedAt, lastError: null, lastFailedAt: null, aliveAt: null, receipt: randomUUID() } });
       // Attempt 1 (and the retries after it) can be claimed again; by _id, one each (the local FerretDB reads the whole collection for `$in`).
       const used = Math.max(previous.attempts ?? 0, maxAttempts);
       for (let attempt = 1; attempt <= used; attempt++) await Attempts.deleteOne({ _id: `${id}:${attempt}` });
@@ -97,8 +104,11 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
     async handled(id, at) {
       await Deliveries.updateOne({ _id: String(id) }, { $set: { handledAt: at, payloadJson: null, lastError: null } });
     },
-    async failed(id, error) {
-      await Deliveries.updateOne({ _id: String(id) }, { $set: { lastError: error.slice(0, 500) } });
+    async failed(id, error, at) {
+      await Deliveries.updateOne({ _id: String(id) }, { $set: { lastError: error.slice(0, 500), lastFailedAt: at } });
+    },
+    async stillHandling(id, at) {
+      await Deliveries.updateOne({ _id: String(id) }, { $set: { aliveAt: at } });
     },
     async unhandled(before, maxAttempts, limit) {
       const docs = await Deliveries.find({ handledAt: null, receivedAt: { $lt: before }, attempts: { $lt: maxAttempts }, payloadJson: { $ne: null } })
@@ -113,6 +123,8 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
           receivedAt: d.receivedAt,
           attempts: d.attempts ?? 0,
           lastAttemptAt: d.lastAttemptAt ?? null,
+          lastFailedAt: d.lastFailedAt ?? null,
+          aliveAt: d.aliveAt ?? null,
         }),
       );
     },
