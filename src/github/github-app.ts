@@ -90,7 +90,9 @@ export function githubApp(deps: GitHubAppDeps) {
         const result = labeled
           ? await deps.pullRequests.submit({ ...ref, ...(pr.head?.sha ? { headSha: pr.head.sha } : {}), label: queue.config.enqueueingLabel })
           : await deps.pullRequests.cancel(ref);
-        if (!result.ok && result.failure.kind !== 'not_found') {
+        // A label taken off a PR no longer in the queue (ejected or merged with the label left on) changes nothing to say.
+        const ended = !labeled && !result.ok && result.failure.kind === 'invalid';
+        if (!result.ok && result.failure.kind !== 'not_found' && !ended) {
           await reply(replyTo(result.failure.message));
         }
       }),
@@ -285,7 +287,15 @@ async function canWrite(context: Context, login: string): Promise<boolean> {
   // The promise is shared, so labels on several PRs at once ask once.
   const writes = context.octokit.rest.repos
     .getCollaboratorPermissionLevel(context.repo({ username: login }))
-    .then(({ data: permission }) => WRITERS.has(permission.permission) || WRITERS.has(permission.role_name ?? ''));
+    .then(
+      ({ data: permission }) => WRITERS.has(permission.permission) || WRITERS.has(permission.role_name ?? ''),
+      // No such user here (a bot account, a deleted user): no write access, an answer and not an outage (found by
+      // review: thrown, the delivery was tried five times and given up, and nobody was told).
+      (error: unknown) => {
+        if ((error as { status?: number }).status === 404) return false;
+        throw error;
+      },
+    );
   if (permissions.size > 10_000) permissions.clear();
   permissions.set(key, { writes, at: Date.now() });
   // A failed lookup is not remembered.

@@ -22,7 +22,7 @@ export interface AppOnFake {
 }
 
 /** Probot builds its Octokits as production does (queueProbotOctokit: its retry plugin asks a failed request again), with short back-off and writes not spaced. */
-export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean } = {}): Promise<AppOnFake> {
+export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown } = {}): Promise<AppOnFake> {
   const fake = await startFakeGitHub(options);
   const repo = fake.createRepo('acme/widgets');
   const calls: string[] = [];
@@ -40,7 +40,8 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
         submits.push(asked);
         return { ok: true, value: {} };
       },
-      cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), { ok: true, value: {} }),
+      // cancelAnswer: what the queue answers a cancel (ok unless given).
+      cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), options.cancelAnswer ?? { ok: true, value: {} }),
     },
     // A push only moves a branch for the runner; here, only its queue-file check matters.
     events: { branchMoved: async () => undefined },
