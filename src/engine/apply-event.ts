@@ -55,7 +55,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       ctx.conclude(event.entryId, 'CANCELLED', 'user_requested');
       return;
     case 'restart_requested':
-      restart(ctx, event.entryId);
+      restart(ctx, event.entryId, event.requestId);
       return;
     case 'impacted_targets_set': {
       const entry = ctx.entryByPr(event.prNumber);
@@ -260,9 +260,11 @@ function outageCauses(outage: EngineState['hostOutage']): HostOutageCause[] {
   return outage.causes ?? ['actions'];
 }
 
-function restart(ctx: DecisionContext, entryId: string): void {
+function restart(ctx: DecisionContext, entryId: string, requestId: string | undefined): void {
+  const entry = ctx.entry(entryId);
   const run = runOf(ctx.state, entryId);
-  if (!run || run.status === 'passed') return;
+  if (!entry || !run || run.status === 'passed' || (requestId !== undefined && entry.restartedFor === requestId)) return;
+  if (requestId !== undefined) entry.restartedFor = requestId;
   // Same content, same place in the chain: only this run is replaced.
   if (run.status === 'running') ctx.actions.push({ type: 'cancel_run', runId: run.id });
   const replacement = { ...run, id: `r${ctx.state.nextRunSeq++}`, status: 'running' as const, startedAt: ctx.now, finishedAt: null, failedChecks: [], failureReason: null };

@@ -57,6 +57,8 @@ export interface EngineEntry {
   bisection: boolean;
   /** Failed runs of its own this attempt has been tested again after (retryFailedTests); absent: none. */
   retries?: number;
+  /** The last restart carried out for it, by the request's id (a comment's): the same request handled again restarts nothing. */
+  restartedFor?: string;
   /**
    * Predicted probability (0..1) that this PR breaks the build: the client's
    * hint (its own CI before queueing, its size...) or, without one, the queue's
@@ -252,7 +254,8 @@ export type EngineEvent =
     }
   | { type: 'priority_changed'; entryId: string; priority: number; noBatch: boolean; risk?: number }
   | { type: 'cancelled'; entryId: string }
-  | { type: 'restart_requested'; entryId: string }
+  /** `requestId`: what asked (a comment), so that the same request handled again (a webhook delivery retried) restarts once. */
+  | { type: 'restart_requested'; entryId: string; requestId?: string }
   | { type: 'impacted_targets_set'; prNumber: number; targets: ImpactedTargets }
   | { type: 'pr_facts_changed'; prNumber: number; facts: PrFacts; merged: boolean }
   | {

@@ -119,7 +119,7 @@ export function githubApp(deps: GitHubAppDeps) {
     app.on('issue_comment.created', async (context) =>
       withRepo(context, async (repo, payload) => {
         const issue = payload.issue as { number: number; pull_request?: unknown };
-        const comment = payload.comment as { body: string; created_at: string; user: { login: string; type?: string } };
+        const comment = payload.comment as { id: number; body: string; created_at: string; user: { login: string; type?: string } };
         if (!issue.pull_request || comment.user.type === 'Bot') return;
         const parsed = parseComment(comment.body);
         if (parsed.kind === 'none') return;
@@ -137,7 +137,7 @@ export function githubApp(deps: GitHubAppDeps) {
         if (parsed.command.kind === 'merge' && changedAfter(pull.updated_at, comment.created_at)) {
           return void (await reply(replyTo(changedAfterCommand(pull.head.sha))));
         }
-        const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number }, pull.head.sha);
+        const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number }, pull.head.sha, `comment:${comment.id}`);
         if (outcome) await reply(replyTo(outcome));
       }),
     );
@@ -249,15 +249,18 @@ async function waitingPullRequestsWithHead(deps: GitHubAppDeps, repo: RepoRef, s
   return numbers;
 }
 
-/** Carries out a command; answers a sentence for the PR when it could not. `headSha`: the PR's head when the command was read (what `/mq merge` submits). */
-async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: RepoRef; targetBranch: string; prNumber: number }, headSha: string): Promise<string | null> {
+/**
+ * Carries out a command; answers a sentence for the PR when it could not. `headSha`: the PR's head when the command was
+ * read (what `/mq merge` submits). `requestId`: the comment, so that a delivery handled again restarts tests once.
+ */
+async function run(deps: GitHubAppDeps, command: QueueCommand, ref: { repo: RepoRef; targetBranch: string; prNumber: number }, headSha: string, requestId: string): Promise<string | null> {
   const result =
     command.kind === 'merge'
       ? // What the comment does not name is left as it is on a PR already queued (`--priority` alone keeps its --no-batch).
         await deps.pullRequests.submit({ ...ref, ...(command.priority !== undefined ? { priority: command.priority } : {}), ...(command.noBatch ? { noBatch: true } : {}), headSha })
       : command.kind === 'cancel'
         ? await deps.pullRequests.cancel(ref)
-        : await deps.pullRequests.restart(ref);
+        : await deps.pullRequests.restart(ref, requestId);
   return result.ok ? null : result.failure.message;
 }
 

@@ -258,7 +258,7 @@ export function pullRequestService(
       });
     },
 
-    restart(ref: PullRequestRef): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
+    restart(ref: PullRequestRef, requestId?: string): Promise<Outcome<{ queue: QueueRecord; entry: QueueEntryRecord }>> {
       return oneAtATime(ref, async () => {
         const found = await findEntry(ref);
         if (!found.ok) return found;
@@ -269,7 +269,7 @@ export function pullRequestService(
           );
         }
         // The engine re-runs the same content in the same place; the runner records the request in the timeline.
-        const decidedHere = await runner.dispatch(entry.queueId, { type: 'restart_requested', entryId: entry.id });
+        const decidedHere = await runner.dispatch(entry.queueId, { type: 'restart_requested', entryId: entry.id, ...(requestId !== undefined ? { requestId } : {}) });
         return succeed({ queue: found.value.queue, entry: await entryAfter(entry, decidedHere) });
       });
     },

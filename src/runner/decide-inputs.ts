@@ -139,7 +139,9 @@ function recordsFor(state: EngineState, item: InboxItem, round: RoundEntries): R
     case 'priority_changed':
       return held(input.entryId) ? [{ type: 'record_priority', entryId: input.entryId, priority: input.priority, noBatch: input.noBatch }] : [];
     case 'restart_requested': {
-      return [{ type: 'record_timeline', entryId: input.entryId, reason: 'restart_requested', at }];
+      // The same request handled again (its webhook delivery retried) restarts nothing, so it is not told twice either.
+      const again = input.requestId !== undefined && entryIndex(state.entries).get(input.entryId)?.restartedFor === input.requestId;
+      return again ? [] : [{ type: 'record_timeline', entryId: input.entryId, reason: 'restart_requested', at }];
     }
     case 'cancel_requested':
       // An entry the engine does not hold (a submission never decided, or stored before it): it still ends

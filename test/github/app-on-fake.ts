@@ -13,7 +13,7 @@ export interface AppOnFake {
   fake: FakeGitHub;
   repo: FakeRepo;
   probot: Probot;
-  /** `submit #n` and `cancel #n`, in the order the handlers called them. */
+  /** `submit #n`, `cancel #n` and `restart #n for <request id>`, in the order the handlers called them. */
   calls: string[];
   /** The head each submit named. */
   submittedHeads: Array<string | undefined>;
@@ -40,6 +40,7 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
         submits.push(asked);
         return { ok: true, value: {} };
       },
+      restart: async (ref: { prNumber: number }, requestId?: string) => (calls.push(`restart #${ref.prNumber} for ${String(requestId)}`), { ok: true, value: {} }),
       // cancelAnswer: what the queue answers a cancel (ok unless given).
       cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), options.cancelAnswer ?? { ok: true, value: {} }),
     },

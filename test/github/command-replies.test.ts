@@ -10,9 +10,10 @@ import { appOnFakeGitHub } from './app-on-fake.js';
 let fake: FakeGitHub;
 let repo: FakeRepo;
 let probot: Probot;
+let calls: string[];
 
 beforeEach(async () => {
-  ({ fake, repo, probot } = await appOnFakeGitHub({ defaultPermission: 'read' }));
+  ({ fake, repo, probot, calls } = await appOnFakeGitHub({ defaultPermission: 'read' }));
   repo.setPermission('alice', 'write');
 });
 afterEach(async () => {
@@ -123,4 +124,19 @@ describe('a reply is said once per delivery', () => {
     await app.probot.receive({ ...delivery, id: 'delivery-2' });
     expect(repliesOn(pr)).toHaveLength(2);
   });
+});
+
+// Found by review: a delivery handled again after a failure (which may have reached the queue's inbox) restarted the
+// tests a second time, cancelling the run the first restart started. The comment's id goes with the request; the
+// runner restarts once per id (test/runner/restart-once.test.ts).
+test('/mq restart names its comment, so the same comment handled twice asks for the same restart', async () => {
+  const pr = repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+  fake.webhooks.drop();
+  repo.comment(pr, '/mq restart', 'alice');
+  const [commented] = fake.webhooks.drop().filter((e: BuiltEvent) => e.event === 'issue_comment');
+  const delivery = { id: 'delivery-restart', name: commented!.event, payload: commented!.payload } as Parameters<Probot['receive']>[0];
+  await probot.receive(delivery);
+  await probot.receive(delivery);
+  const commentId = (commented!.payload as { comment: { id: number } }).comment.id;
+  expect(calls).toEqual([`restart #${pr} for comment:${commentId}`, `restart #${pr} for comment:${commentId}`]);
 });
