@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import type { PullRequestView, setImpactedTargetsResponse } from '../api/schemas/pull-request.js';
+import { FULL_SHA } from '../domain/commit-sha.js';
 import { PRIORITY_NAMES, MAX_PRIORITY_VALUE } from '../domain/priority.js';
 import { usageError } from './cli-error.js';
 import { resolveConnection, type ConnectionOptions } from './connection.js';
@@ -99,7 +100,7 @@ async function readStdin(): Promise<string> {
 
 async function setTargets(ctx: CliContext, prRaw: string, opts: Options & { sha?: string; file?: string; all?: boolean }): Promise<void> {
   const prNumber = parsePrNumber(prRaw);
-  if (!/^[0-9a-fA-F]{4,64}$/.test(opts.sha ?? '')) throw usageError(`--sha ${opts.sha ?? ''} must be the PR head's commit sha (hexadecimal)`);
+  if (!FULL_SHA.test(opts.sha ?? '')) throw usageError(`--sha ${opts.sha ?? ''} must be the PR head's full commit sha (40 hexadecimal characters; git rev-parse HEAD)`);
   if (Boolean(opts.file) === Boolean(opts.all)) throw usageError('pass either --file F (target names, one per line or a JSON array) or --all');
   const queue = resolveQueue(opts, ctx.env);
   const impactedTargets = opts.all ? 'ALL' : await readTargets(opts.file as string);

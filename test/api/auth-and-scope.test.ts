@@ -27,7 +27,7 @@ const repoB = repo('org-b', 'app');
 const fullBody = (r: ReturnType<typeof repo>, targetBranch: string) => ({
   repo: r,
   targetBranch,
-  pr: { number: 1, sha: 'abcdef1' },
+  pr: { number: 1, sha: 'abcdef1abcdef1abcdef1abcdef1abcdef1abcde' },
   impactedTargets: ['//x'],
 });
 
@@ -234,7 +234,7 @@ describe('403: a token acts only on its own organization', () => {
     await h.post('/v1/cancelPullRequest', { repo: repoB, targetBranch: branchB, pr: { number: 1 } }, tokenA);
     await h.post('/v1/submitPullRequest', { repo: repoB, targetBranch: branchB, pr: { number: 2 }, priority: 'urgent' }, tokenA);
     await h.post('/v1/submitPullRequest', { repo: repoB, targetBranch: branchB, pr: { number: 1 }, priority: 'urgent' }, tokenA);
-    await h.post('/v1/setImpactedTargets', { repo: repoB, targetBranch: branchB, pr: { number: 1, sha: 'abcdef1' }, impactedTargets: 'ALL' }, tokenA);
+    await h.post('/v1/setImpactedTargets', { repo: repoB, targetBranch: branchB, pr: { number: 1, sha: 'abcdef1abcdef1abcdef1abcdef1abcdef1abcde' }, impactedTargets: 'ALL' }, tokenA);
     await h.post('/v1/deleteQueue', { repo: repoB, targetBranch: branchB }, tokenA);
     await h.post('/v1/createQueue', { repo: repoB, targetBranch: 'a-made-this' }, tokenA);
 

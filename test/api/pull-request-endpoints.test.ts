@@ -609,9 +609,9 @@ describe('setImpactedTargets', () => {
 
   it('treats the sha case-insensitively', async () => {
     const r = await freshQueue({ host: FAKE_HOST, mode: 'parallel' });
-    hostPrs.set(hostKey(r.owner, r.name, 74), facts({ headSha: 'abcdef12' }));
+    hostPrs.set(hostKey(r.owner, r.name, 74), facts({ headSha: 'abcdef12abcdef12abcdef12abcdef12abcdef12' }));
     await submit(r, 74);
-    expect((await setTargets(r, 74, 'ABCDEF12', ['t'])).statusCode).toBe(200);
+    expect((await setTargets(r, 74, 'ABCDEF12ABCDEF12ABCDEF12ABCDEF12ABCDEF12', ['t'])).statusCode).toBe(200);
     expect((await read(r, 74)).json().impactedTargets).toEqual(['t']);
   });
 
@@ -651,6 +651,9 @@ describe('setImpactedTargets', () => {
     ['a sha that is not hex', { number: 79, sha: 'not-a-sha' }, ['x'], /pr\.sha/],
     ['a missing sha', { number: 79 }, ['x'], /pr\.sha/],
     ['a too short sha', { number: 79, sha: 'abc' }, ['x'], /pr\.sha/],
+    // Matched exactly against the head the host reports, an abbreviation would leave the PR waiting for ever.
+    ['an abbreviated sha', { number: 79, sha: SHA.slice(0, 12) }, ['x'], /pr\.sha.*full commit sha/],
+    ['a sha one character short', { number: 79, sha: SHA.slice(0, 39) }, ['x'], /pr\.sha/],
     ['a numeric sha', { number: 79, sha: 1234567 }, ['x'], /pr\.sha/],
     ['a bad pr.number', { number: 0, sha: SHA }, ['x'], /pr\.number/],
   ])('rejects %s with a 400', async (_label, pr, targets, pattern) => {
@@ -727,7 +730,7 @@ describe('setImpactedTargets: large and repeated lists', () => {
   it('keeps a list of several megabytes whole and in order', async () => {
     const r = await freshQueue({ mode: 'parallel' });
     const targets = Array.from({ length: 150_000 }, (_, i) => `//services/some/rather/long/package/path/${i}:target_name`);
-    const res = await setTargets(r, 95, 'abcdef1234', targets);
+    const res = await setTargets(r, 95, 'abcdef1234abcdef1234abcdef1234abcdef1234', targets);
     expect(res.statusCode).toBe(200);
     const view = (await submit(r, 95)).json();
     expect(view.impactedTargets).toHaveLength(targets.length);
@@ -737,14 +740,14 @@ describe('setImpactedTargets: large and repeated lists', () => {
   it('keeps each target once, in the order first given', async () => {
     const r = await freshQueue({ mode: 'parallel' });
     await submit(r, 96);
-    expect((await setTargets(r, 96, 'abcdef1234', ['b', 'a', 'b', 'c', 'a'])).statusCode).toBe(200);
+    expect((await setTargets(r, 96, 'abcdef1234abcdef1234abcdef1234abcdef1234', ['b', 'a', 'b', 'c', 'a'])).statusCode).toBe(200);
     expect((await read(r, 96)).json().impactedTargets).toEqual(['b', 'a', 'c']);
   });
 
   it('accepts an empty list as "impacts nothing"', async () => {
     const r = await freshQueue({ mode: 'parallel' });
     await submit(r, 97);
-    expect((await setTargets(r, 97, 'abcdef1234', [])).statusCode).toBe(200);
+    expect((await setTargets(r, 97, 'abcdef1234abcdef1234abcdef1234abcdef1234', [])).statusCode).toBe(200);
     const view = (await read(r, 97)).json();
     expect(view.readiness.hasImpactedTargets).toBe(true);
     expect(view.impactedTargets).toEqual([]);

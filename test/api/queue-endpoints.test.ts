@@ -279,7 +279,7 @@ describe('POST /v1/getQueue', () => {
     await createQueue(targetBranch, { mode: 'parallel' });
     const setTargets = await h.post(
       '/v1/setImpactedTargets',
-      { repo: repo(), targetBranch, pr: { number: 12, sha: 'abc1234' }, impactedTargets: ['//a', '//b'] },
+      { repo: repo(), targetBranch, pr: { number: 12, sha: 'abc1234abc1234abc1234abc1234abc1234abc12' }, impactedTargets: ['//a', '//b'] },
       token,
     );
     expect(setTargets.statusCode).toBe(200);

@@ -175,7 +175,7 @@ describe('request bodies', () => {
 
   test('a body over 20 MiB is a 413 naming the limit', async () => {
     await createQueue('too-big');
-    const payload = JSON.stringify({ repo: repo(), targetBranch: 'too-big', pr: { number: 1, sha: 'abc1234' }, impactedTargets: ['x'.repeat(20 * MiB)] });
+    const payload = JSON.stringify({ repo: repo(), targetBranch: 'too-big', pr: { number: 1, sha: 'abc1234abc1234abc1234abc1234abc1234abc12' }, impactedTargets: ['x'.repeat(20 * MiB)] });
     expect(payload.length).toBeGreaterThan(20 * MiB);
     const res = await post('/v1/setImpactedTargets', payload, { 'content-type': 'application/json' });
     expectPlainError(res, 413, /20 MiB|20971520/);
@@ -203,13 +203,13 @@ describe('request bodies', () => {
       targets.push(target);
       bytes += target.length + 3;
     }
-    const payload = JSON.stringify({ repo: repo(), targetBranch, pr: { number: 77, sha: 'ABCDEF0123' }, impactedTargets: targets });
+    const payload = JSON.stringify({ repo: repo(), targetBranch, pr: { number: 77, sha: 'ABCDEF0123ABCDEF0123ABCDEF0123ABCDEF0123' }, impactedTargets: targets });
     expect(payload.length).toBeGreaterThan(19 * MiB);
     expect(payload.length).toBeLessThan(20 * MiB);
 
     const set = await post('/v1/setImpactedTargets', payload, { 'content-type': 'application/json' });
     expect(set.statusCode).toBe(200);
-    expect(set.json()).toEqual({ prNumber: 77, sha: 'abcdef0123', impactedTargets: { count: targets.length }, isCurrentlySubmittedToQueue: false });
+    expect(set.json()).toEqual({ prNumber: 77, sha: 'abcdef0123abcdef0123abcdef0123abcdef0123', impactedTargets: { count: targets.length }, isCurrentlySubmittedToQueue: false });
 
     expect((await h.post('/v1/submitPullRequest', { repo: repo(), targetBranch, pr: { number: 77 } }, token)).statusCode).toBe(200);
     const read = await h.post('/v1/getSubmittedPullRequest', { repo: repo(), targetBranch, pr: { number: 77 } }, token);

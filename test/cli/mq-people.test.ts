@@ -208,21 +208,24 @@ describe('mq against the queue', () => {
     const [fromLines, fromArray, all] = await Promise.all([
       mq('targets', '1', '--sha', sha, '--file', lines),
       mq('targets', '1', '--sha', sha, '--file', array, '--json'),
-      mq('targets', '3', '--sha', 'abcdef12', '--all'),
+      mq('targets', '3', '--sha', 'abcdef12abcdef12abcdef12abcdef12abcdef12', '--all'),
     ]);
     expect(expectOk(fromLines)).toEqual([`Set 2 impacted targets for #1 at ${sha.slice(0, 12)} in ${REPO} main.`]);
     expect(JSON.parse(expectOk(fromArray).join('\n'))).toEqual({ prNumber: 1, sha, impactedTargets: { count: 3 }, isCurrentlySubmittedToQueue: true });
-    expect(expectOk(all)).toEqual([`Set ALL targets for #3 at abcdef12 in ${REPO} main (not in the queue now).`]);
+    expect(expectOk(all)).toEqual([`Set ALL targets for #3 at abcdef12abcd in ${REPO} main (not in the queue now).`]);
 
-    const [neither, both, badSha, missing] = await Promise.all([
+    const [neither, both, badSha, shortSha, missing] = await Promise.all([
       mq('targets', '1', '--sha', sha),
       mq('targets', '1', '--sha', sha, '--file', lines, '--all'),
       mq('targets', '1', '--sha', 'not-hex', '--all'),
+      mq('targets', '1', '--sha', sha.slice(0, 8), '--all'),
       mq('targets', '1', '--sha', sha, '--file', join(scratch, 'nope.txt')),
     ]);
     expectFailure(neither, 1, /either --file F .* or --all/);
     expectFailure(both, 1, /either --file F .* or --all/);
     expectFailure(badSha, 1, /--sha not-hex must be/);
+    // An abbreviated sha would never match the head the host reports: refused before anything is sent.
+    expectFailure(shortSha, 1, /must be the PR head's full commit sha/);
     expectFailure(missing, 1, /cannot read --file .*no such file/);
   });
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_UINT32 } from '../../domain/queue-config.js';
+import { FULL_SHA } from '../../domain/commit-sha.js';
 
 /**
  * Building blocks shared by the v1 request schemas. Inputs are liberal (enum
@@ -67,10 +68,10 @@ export function integer(min: number, max: number) {
 
 export const prNumberSchema = integer(1, 2147483647).describe('The pull request number (an integer, or a string of digits).');
 
-/** A commit sha as hosts print it: hex, abbreviated or full (SHA-1 or SHA-256). */
+/** A full commit sha (see FULL_SHA), lower-cased. */
 export const shaSchema = z
   .string()
-  .regex(/^[0-9a-fA-F]{4,64}$/, 'must be a hexadecimal commit sha')
+  .regex(FULL_SHA, 'must be the full commit sha (40 hexadecimal characters, or 64 for SHA-256), not an abbreviated one')
   .transform((s) => s.toLowerCase());
 
 export const uint32 = (min: 0 | 1) => integer(min, MAX_UINT32);
