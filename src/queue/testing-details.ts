@@ -1,3 +1,4 @@
+import { isTerminal } from '../domain/pull-request-state.js';
 import type { TestedPullRequest, TestRunRecord } from '../domain/records.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { Stores } from '../ports/stores.js';
@@ -32,11 +33,15 @@ export async function getTestingDetails(
     if (!run) return notFound(`Pull request #${prNumber} has not been tested yet (it is ${entry.state}).`);
   }
 
-  // A passed run merges only once every PR it builds on has merged.
+  // A passed run merges only once every PR it builds on has merged. Only those PRs are read (a read each, as many as
+  // the run builds on), not the whole queue: the cost of this answer does not grow with the queue (found by review).
   let waitingOn: TestedPullRequest[] = [];
   if (run.status === 'succeeded' && run.dependentPullRequests.length > 0) {
-    const enqueued = new Set((await stores.entries.listEnqueued(queueId)).map((e) => e.prNumber));
-    waitingOn = run.dependentPullRequests.filter((pr) => enqueued.has(pr.prNumber));
+    const entries = await Promise.all(run.dependentPullRequests.map((pr) => stores.entries.find(queueId, pr.prNumber)));
+    waitingOn = run.dependentPullRequests.filter((_pr, i) => {
+      const entry = entries[i];
+      return entry !== null && entry !== undefined && !isTerminal(entry.state);
+    });
   }
 
   return succeed({

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { LightMyRequestResponse } from 'fastify';
 import type { PullRequestState } from '../../src/domain/pull-request-state.js';
 import { TIMED_OUT_PREFIX, type TestedPullRequest } from '../../src/domain/records.js';
@@ -212,7 +213,11 @@ describe('getMergeQueueTestingDetails by pr.number', () => {
         finishedAt: new Date('2033-01-01T10:30:00Z'),
       }),
     );
+    // Only the PRs the run builds on are read, not the whole queue: the answer costs the same however long the queue is.
+    const scans = jest.spyOn(harness.stores.entries, 'listEnqueued');
     const body = (await details(r, { pr: { number: 33 } })).json();
+    expect(scans).not.toHaveBeenCalled();
+    scans.mockRestore();
     expect(body.status).toBe('succeeded');
     expect(body.dependentPrs.map((p: { prNumber: number }) => p.prNumber)).toEqual([30, 31, 32]);
     expect(body.waitingOn).toEqual([
