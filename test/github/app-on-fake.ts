@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { queueProbotOctokit } from '../../src/adapters/github/index.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { githubApp, type GitHubAppDeps } from '../../src/github/github-app.js';
-import { startFakeGitHub, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
+import { startFakeGitHub, type BuiltEvent, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
 
@@ -53,4 +53,13 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
   const probot = new Probot({ appId: fake.app.id, privateKey, secret: 'secret', baseUrl: fake.baseUrl, log: quiet, Octokit: queueProbotOctokit(quiet, { unitMs: 1, spaceWrites: false }) });
   await probot.load(githubApp(deps));
   return { fake, repo, probot, calls, submittedHeads, submits };
+}
+
+/** Hands the App the deliveries `act` made (of these events), taken out of the fake's outbox. */
+export async function handled(app: { fake: FakeGitHub; probot: Probot }, events: string[], act: () => void): Promise<void> {
+  app.fake.webhooks.drop();
+  act();
+  for (const event of app.fake.webhooks.drop().filter((e: BuiltEvent) => events.includes(e.event))) {
+    await app.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
+  }
 }

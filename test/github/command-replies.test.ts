@@ -5,7 +5,7 @@
  */
 import type { Probot } from 'probot';
 import type { BuiltEvent, FakeGitHub, FakeRepo } from '../support/fake-github/index.js';
-import { appOnFakeGitHub } from './app-on-fake.js';
+import { appOnFakeGitHub, handled } from './app-on-fake.js';
 
 let fake: FakeGitHub;
 let repo: FakeRepo;
@@ -19,15 +19,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await fake.close();
 });
-
-/** Hands the App the deliveries `act` made (of these events), taken out of the fake's outbox. */
-async function handled(app: { fake: FakeGitHub; probot: Probot }, events: string[], act: () => void): Promise<void> {
-  app.fake.webhooks.drop();
-  act();
-  for (const event of app.fake.webhooks.drop().filter((e: BuiltEvent) => events.includes(e.event))) {
-    await app.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
-  }
-}
 
 async function commentAndHandle(pr: number, body: string, user: string): Promise<string[]> {
   await handled({ fake, probot }, ['issue_comment'], () => repo.comment(pr, body, user));

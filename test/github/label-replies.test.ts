@@ -2,18 +2,7 @@
  * What the App says to a label change it does not carry out: nothing when there is nothing to say (the PR already left
  * the queue), a refusal when the sender may not (a sender GitHub knows no permission of, such as a bot, included).
  */
-import type { Probot } from 'probot';
-import type { BuiltEvent, FakeGitHub } from '../support/fake-github/index.js';
-import { appOnFakeGitHub } from './app-on-fake.js';
-
-/** Hands the App the deliveries `act` made (of these events), taken out of the fake's outbox. */
-async function handled(app: { fake: FakeGitHub; probot: Probot }, events: string[], act: () => void): Promise<void> {
-  app.fake.webhooks.drop();
-  act();
-  for (const event of app.fake.webhooks.drop().filter((e: BuiltEvent) => events.includes(e.event))) {
-    await app.probot.receive({ id: `d${Math.random()}`, name: event.event, payload: event.payload } as Parameters<Probot['receive']>[0]);
-  }
-}
+import { appOnFakeGitHub, handled } from './app-on-fake.js';
 
 // Found by review: the ejection comment tells people to take the label off before queueing again, and doing so was
 // answered ":warning: … is not in the queue: it is already FAILED".
