@@ -1,4 +1,4 @@
-import type { DeliveryStore, ReceivedDelivery } from '../ports/delivery-store.js';
+import { lastAttemptEnded, lastSignOfLife, type DeliveryStore, type ReceivedDelivery } from '../ports/delivery-store.js';
 import type { WebhookReceiver } from './webhook-route.js';
 
 /** The little of a logger the handler needs (pino fits). */
@@ -88,11 +88,10 @@ export class DeliveryHandler {
     let retried = 0;
     // Received over a minute ago: the receiving replica has had its chance.
     for (const delivery of await deliveries.unhandled(new Date(now.getTime() - retryAfter(0)), MAX_DELIVERY_ATTEMPTS, 100)) {
-      const last = delivery.lastAttemptAt?.getTime() ?? 0;
-      const ended = delivery.lastFailedAt !== null && delivery.lastFailedAt.getTime() >= last;
-      if (ended && now.getTime() - last < retryAfter(delivery.attempts)) continue;
+      const ended = lastAttemptEnded(delivery);
+      if (ended && now.getTime() - (delivery.lastAttemptAt?.getTime() ?? 0) < retryAfter(delivery.attempts)) continue;
       // Not ended: running here or on another replica (it says so), or its replica died (silent).
-      if (!ended && now.getTime() - Math.max(last, delivery.aliveAt?.getTime() ?? 0) < this.heartbeat().deadAfterMs) continue;
+      if (!ended && now.getTime() - lastSignOfLife(delivery) < this.heartbeat().deadAfterMs) continue;
       if (delivery.attempts + 1 >= MAX_DELIVERY_ATTEMPTS) log.error({ delivery: delivery.id, event: delivery.name }, 'last attempt at a webhook delivery');
       await this.handle(delivery);
       retried++;

@@ -20,6 +20,19 @@ export interface ReceivedDelivery {
   aliveAt: Date | null;
 }
 
+/** What tells a delivery's last attempt ended from one still running (or whose replica died). */
+type AttemptTimes = Pick<ReceivedDelivery, 'lastAttemptAt' | 'lastFailedAt' | 'aliveAt'>;
+
+/** Whether the last attempt has ended: it failed after it started (a handled delivery is not unhandled at all). */
+export function lastAttemptEnded(delivery: AttemptTimes): boolean {
+  return delivery.lastFailedAt !== null && delivery.lastFailedAt.getTime() >= (delivery.lastAttemptAt?.getTime() ?? 0);
+}
+
+/** When an attempt not ended last showed it runs: its start, or its heartbeat (DeliveryHandler). */
+export function lastSignOfLife(delivery: AttemptTimes): number {
+  return Math.max(delivery.lastAttemptAt?.getTime() ?? 0, delivery.aliveAt?.getTime() ?? 0);
+}
+
 export interface DeliveryStore {
   /**
    * Records a delivery until it is handled, its first handling attempt counted (the replica that receives it

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
-import type { DeliveryStore, ReceivedDelivery } from '../../ports/delivery-store.js';
+import { lastAttemptEnded, lastSignOfLife, type DeliveryStore, type ReceivedDelivery } from '../../ports/delivery-store.js';
 import { isDuplicateKeyError } from './errors.js';
 import { GroupedWrites } from './grouped-writes.js';
 
@@ -81,9 +81,8 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
       const previous = await Deliveries.findById(String(id)).lean<Doc & { handledAt?: Date | null; receipt?: string }>();
       if (!previous || previous.handledAt || (previous.attempts ?? 0) < maxAttempts) return false;
       // Its last attempt may still be running (the count moves when an attempt starts): not re-armed beside it.
-      const started = previous.lastAttemptAt?.getTime() ?? 0;
-      const ended = previous.lastFailedAt && previous.lastFailedAt.getTime() >= started;
-      if (!ended && receivedAt.getTime() - Math.max(started, previous.aliveAt?.getTime() ?? 0) < LAST_ATTEMPT_RUNS_MS) return false;
+      const times = { lastAttemptAt: previous.lastAttemptAt ?? null, lastFailedAt: previous.lastFailedAt ?? null, aliveAt: previous.aliveAt ?? null };
+      if (!lastAttemptEnded(times) && receivedAt.getTime() - lastSignOfLife(times) < LAST_ATTEMPT_RUNS_MS) return false;
       // The gate is a key per record given up (its receipt names it), not the update: an update is not atomic on the
       // local FerretDB, a unique key is. Of replicas receiving the redelivery at once, one takes it.
       if (!(await inserted(attemptInserts.write({ _id: `${id}:rearm:${previous.receipt ?? 'before-receipts'}`, at: receivedAt, claim: randomUUID() })))) return false;
