@@ -57,6 +57,13 @@ interface Handed {
   reject: (error: unknown) => void;
 }
 
+/**
+ * How far a round got with the inputs handed to it (they are in its first decision), for a round that fails:
+ * `unsent` (nothing stored: they go to the inbox), `storing` (the log's insert failed, and may have written it
+ * all the same: nobody can tell), `stored` (durable; the next round records it).
+ */
+type HandedProgress = { handed: 'unsent' | 'storing' | 'stored' };
+
 /** Inbox entries applied per decision. */
 const BATCH = 200;
 /** Stop acting this long before the lease runs out: the next writer may start right after it. */
@@ -181,12 +188,12 @@ export class QueueRunner {
     if (worker && this.leaseValid(worker)) return this.handOver(queueId, input);
     const id = await this.enqueue(queueId, input, this.now());
     const decided = new Promise<void>((resolve) => this.waiters.set(id, resolve));
-    let failure: unknown = null;
-    await this.decide(queueId).catch((error: unknown) => (failure = error));
+    // A failed round leaves the input in the inbox, durable: the next poll decides it, and the request is answered
+    // as one another replica decides (a failed round is not a failed request).
+    await this.decide(queueId).catch((error: unknown) => this.options.log.warn({ err: error, queueId }, 'queue decision failed; retried on the next poll'));
     // Decided (and recorded) here, whatever came after it.
     if (!this.waiters.delete(id)) return decided.then(() => true);
     // Not decided here (another replica is the writer, or the round failed): it stays in the inbox.
-    if (failure) throw failure;
     return false;
   }
 
@@ -511,11 +518,24 @@ export class QueueRunner {
       const handed = this.handed.get(queueId) ?? [];
       this.handed.delete(queueId);
       const undecided = new Set(handed);
+      const progress: HandedProgress = { handed: 'unsent' };
       try {
-        await this.decideRoundWith(queueId, handed, undecided);
+        await this.decideRoundWith(queueId, handed, undecided, progress);
       } catch (error) {
-        for (const { reject } of undecided) reject(error);
         this.inboxMayHold.add(queueId); // What the failed round read from it is still there.
+        const left = [...undecided];
+        undecided.clear();
+        // A failed round is not a failed request: what it had not stored waits in the inbox (answered as to be
+        // decided, like an input another replica decides); what it stored is decided. Only a store that may or may not
+        // have written the decision fails its requests: put in the inbox too, they could be decided twice.
+        if (progress.handed === 'unsent') {
+          if (left.length > 0) await this.leaveToInbox(queueId, left);
+        } else {
+          for (const { resolve, reject } of left) {
+            if (progress.handed === 'stored') resolve(false);
+            else reject(error);
+          }
+        }
         throw error;
       } finally {
         this.recordedState(queueId); // A round that ended without recording dropped the worker: its state is gone.
@@ -538,7 +558,7 @@ export class QueueRunner {
     this.kick(queueId);
   }
 
-  private async decideRoundWith(queueId: string, handed: Handed[], undecided: Set<Handed>): Promise<void> {
+  private async decideRoundWith(queueId: string, handed: Handed[], undecided: Set<Handed>, progress: HandedProgress): Promise<void> {
     if (this.stopped) return;
     const lease = await this.holdLease(queueId);
     if (!lease) return;
@@ -616,10 +636,12 @@ export class QueueRunner {
       // The state was changed in place: if the decision is not stored, that change must not outlive it
       // (the inputs stay in the inbox and the next round applies them to the state reloaded from the log).
       const decision: StoredDecision = { queueId, version, epoch: worker.epoch, items, actions: decided.actions, ...(together ? { together: true as const } : {}) };
+      if (first && handed.length > 0) progress.handed = 'storing';
       const stored = await engine.append(decision).catch((error: unknown) => {
         this.workers.delete(queueId);
         throw error;
       });
+      if (first && handed.length > 0) progress.handed = stored ? 'stored' : 'unsent';
       if (!stored) {
         this.options.log.warn({ queueId, version, epoch: worker.epoch }, 'another writer decided this version first; reloading');
         this.workers.delete(queueId);

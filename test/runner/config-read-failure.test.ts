@@ -1,7 +1,7 @@
 /**
  * A decision that changes the queue's settings reads the queue record first (it decides with the settings the record
- * holds). If that read fails, the round's inputs must leave no trace in the state (they are answered as failed, and a
- * retry must be decided as new), or the engine holds a PR the log and the entries never heard of.
+ * holds). If that read fails, the round's inputs must leave no trace in the state (they wait in the inbox, and are
+ * decided there as new), or the engine holds a PR the log and the entries never heard of.
  */
 import { gitHostRegistry } from '../../src/ports/git-host.js';
 import { loadState } from '../../src/runner/decide-inputs.js';
@@ -10,7 +10,7 @@ import { claimEntry, insertQueue, quietHost, silentLog, useRunnerDatabase } from
 
 const db = useRunnerDatabase('config_read');
 
-test('a failed queue-record read for a settings change leaves the round undecided, and a retry is decided as new', async () => {
+test('a failed queue-record read for a settings change leaves the round undecided, and its inputs are decided as new', async () => {
   const queue = await insertQueue(db.stores, 'config-read');
   const queues = { ...db.stores.queues };
   let failReads = 0;
@@ -31,16 +31,21 @@ test('a failed queue-record read for a settings change leaves the round undecide
     runner.dispatch(queue.id, submitted),
   ]);
   expect(failReads).toBe(0);
-  expect(answers.map((a) => a.status)).toContain('rejected');
-  // What the runner holds is what the log says.
+  // Answered as inputs the next round decides (not decided here, not failed).
+  expect(answers).toEqual([
+    { status: 'fulfilled', value: false },
+    { status: 'fulfilled', value: false },
+  ]);
+  // The inbox's inputs, decided as new, each once: the PR's entry written.
+  await runner.settled(queue.id);
+  const held = await runner.engineState(queue.id);
+  expect(held?.entries.map((e) => e.id)).toEqual([entryId]);
+  // What the runner holds is what the log says (the failed round left nothing of its own).
   const stored = await db.stores.engine.load(queue.id);
   const logged = stored ? loadState(stored.snapshot, stored.decisions) : null;
-  const held = await runner.engineState(queue.id);
-  expect(held?.entries.map((e) => e.id)).toEqual(logged?.entries.map((e) => e.id));
-  // The client retries the submit it was told failed: decided as a new PR, its entry written.
-  await runner.dispatch(queue.id, submitted);
-  await runner.settled(queue.id);
-  expect((await runner.engineState(queue.id))?.entries.map((e) => e.id)).toContain(entryId);
+  expect(logged).toEqual(held);
+  const log = await db.stores.engine.decisionsAfter(queue.id, 0, 1000);
+  for (const type of ['submitted', 'config_changed']) expect(log.filter((d) => d.items.some((item) => item.input.type === type))).toHaveLength(1);
   expect((await db.stores.entries.findById(entryId))?.timeline.map((e) => e.state)).toEqual(['NOT_READY', 'PENDING', 'TESTING']);
   await runner.stop();
 });
