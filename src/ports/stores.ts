@@ -146,6 +146,11 @@ export interface QueueEntryStore {
   /** Entries still in the queue, in queue order (priority, then FIFO), without their timelines (views of the whole queue). */
   listEnqueued(queueId: string): Promise<QueueEntryRecord[]>;
   countEnqueued(queueId: string): Promise<number>;
+  /**
+   * The PRs whose submission claimed its key and is not decided yet (no entry written): a queue deleted now would
+   * answer them 200 and lose them. Reads the queue's keys (every PR it ever held): for rare questions only.
+   */
+  undecidedSubmissions(queueId: string): Promise<number[]>;
   countInStates(queueId: string, states: readonly PullRequestState[]): Promise<number>;
   page(query: EntryPageQuery): Promise<QueueEntryRecord[]>;
   /** Entries with any state change since `since`: every timeline event in that window is theirs. */

@@ -6,7 +6,7 @@ import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import { KeyedMutex } from '../concurrency/keyed-mutex.js';
-import { findQueue } from './queue-service.js';
+import { describeQueue, findQueue } from './queue-service.js';
 import type { QueueRunner } from '../runner/queue-runner.js';
 import { asEngineTargets, engineFacts, engineTargets } from '../runner/engine-inputs.js';
 import { invalid, notFound, succeed, type Outcome } from './outcome.js';
@@ -212,6 +212,9 @@ export function pullRequestService(
           if (claimed.ok) {
             const submitted = pinned(await submittedEvent(queue, claimed.value, facts.value, priority, noBatch, ref.riskHint, targets));
             const { entry, decidedHere } = await enqueue(queue, claimed.value, submitted, null, refresh);
+            // Not decided here: the queue (read up to a second ago) may have been deleted since, and the submission
+            // with it; answered 200, it would be lost. (Decided here, the deletion waited for the decision and refused.)
+            if (!decidedHere && !(await stores.queues.findById(queue.id))) return notFound(`No queue exists for ${describeQueue(ref.repo, ref.targetBranch)}.`);
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
             if (withoutTargets && decidedHere && mark) statusCache?.submitted(mark, ref.prNumber, entry.id);

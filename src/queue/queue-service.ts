@@ -101,15 +101,19 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
     async delete(input: { repo: RepoRef; targetBranch: string }): Promise<Outcome<QueueRecord>> {
       const found = await findQueue(stores, input.repo, input.targetBranch);
       if (!found.ok) return found;
-      const enqueued = await stores.entries.countEnqueued(found.value.id);
-      if (enqueued > 0) {
-        return conflict(
-          `The queue for ${describeQueue(input.repo, input.targetBranch)} still holds ${enqueued} enqueued pull request(s); cancel or merge them first.`,
-        );
-      }
-      await runner.forget(found.value.id);
-      await stores.queues.delete(found.value.id);
-      return succeed(found.value);
+      const queue = found.value;
+      const named = describeQueue(input.repo, input.targetBranch);
+      return runner.retire(queue.id, async (): Promise<Outcome<QueueRecord>> => {
+        const enqueued = await stores.entries.countEnqueued(queue.id);
+        if (enqueued > 0) return conflict(`The queue for ${named} still holds ${enqueued} enqueued pull request(s); cancel or merge them first.`);
+        // A submission answered and not decided yet is in the queue too (deleted, it would be lost after its 200).
+        const undecided = await stores.entries.undecidedSubmissions(queue.id);
+        if (undecided.length > 0) {
+          return conflict(`The queue for ${named} has submissions waiting for a decision (${undecided.map((n) => `#${n}`).join(', ')}); cancel them, or try again in a moment.`);
+        }
+        await stores.queues.delete(queue.id);
+        return succeed(queue);
+      });
     },
   };
 }

@@ -283,16 +283,27 @@ export class QueueRunner {
     this.workers.clear();
   }
 
-  /** Forgets a deleted queue. */
-  async forget(queueId: string): Promise<void> {
-    await this.mutex.run(queueId, async () => {
-      this.timers.clear(queueId);
-      this.workers.delete(queueId);
-      this.forgetQueueGauges(queueId);
-      this.failedRounds.delete(queueId);
-      await this.snapshotting.get(queueId); // Not written after the removal.
-      await this.options.stores.engine.remove(queueId);
+  /**
+   * Deletes a queue between this replica's decisions of it, so what `remove` counts (entries, submissions waiting
+   * for a decision) does not change under it here: `remove` deletes the queue, or answers why not. Once it is
+   * deleted, the runner forgets it.
+   */
+  async retire<T extends { ok: boolean }>(queueId: string, remove: () => Promise<T>): Promise<T> {
+    return this.mutex.run(queueId, async () => {
+      const removed = await remove();
+      if (removed.ok) await this.forgetHeld(queueId);
+      return removed;
     });
+  }
+
+  /** Forgets a deleted queue (under its mutex). */
+  private async forgetHeld(queueId: string): Promise<void> {
+    this.timers.clear(queueId);
+    this.workers.delete(queueId);
+    this.forgetQueueGauges(queueId);
+    this.failedRounds.delete(queueId);
+    await this.snapshotting.get(queueId); // Not written after the removal.
+    await this.options.stores.engine.remove(queueId);
   }
 
   /** Per-queue gauges this replica reports only while it writes the queue. */

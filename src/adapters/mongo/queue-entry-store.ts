@@ -441,6 +441,19 @@ export function mongoQueueEntryStore(connection: Connection): QueueEntryStore {
     async countEnqueued(queueId) {
       return Entries.countDocuments({ queueId: queueObjectId(queueId), state: inStates(ENQUEUED_STATES) });
     },
+    async undecidedSubmissions(queueId) {
+      const _id = queueObjectId(queueId);
+      // Every entry has its key: as many keys as entries (the usual answer, two counts on indexes) means none waits.
+      const [keys, entries] = await Promise.all([Keys.countDocuments({ queueId: _id }), Entries.countDocuments({ queueId: _id })]);
+      if (keys <= entries) return [];
+      const claims = await Keys.find({ queueId: _id }, { _id: 1, entryId: 1 }).lean<KeyDoc[]>();
+      const written = await Entries.find({ _id: { $in: claims.map((key) => key.entryId) } }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>();
+      const writtenIds = new Set(written.map((doc) => doc._id.toHexString()));
+      return claims
+        .filter((key) => !writtenIds.has(key.entryId.toHexString()))
+        .map((key) => Number(key._id.slice(key._id.lastIndexOf(':') + 1)))
+        .sort((a, b) => a - b);
+    },
     async countInStates(queueId, states) {
       return Entries.countDocuments({ queueId: queueObjectId(queueId), state: inStates(states) });
     },
