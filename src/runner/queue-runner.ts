@@ -66,6 +66,8 @@ type HandedProgress = { handed: 'unsent' | 'storing' | 'stored' };
 
 /** Inbox entries applied per decision. */
 const BATCH = 200;
+/** Inbox inputs `submissionWaits` looks through. */
+const INBOX_LOOK = 1_000;
 /** Stop acting this long before the lease runs out: the next writer may start right after it. */
 const LEASE_MARGIN_MS = 2_000;
 
@@ -183,9 +185,10 @@ export class QueueRunner {
    * writer it decides on its next poll. True when this replica decided and
    * recorded it (its effects are then what this process last wrote).
    */
-  async dispatch(queueId: string, input: RunnerInput): Promise<boolean> {
+  async dispatch(queueId: string, input: RunnerInput, options: { afterInbox?: boolean } = {}): Promise<boolean> {
     const worker = this.workers.get(queueId);
-    if (worker && this.leaseValid(worker)) return this.handOver(queueId, input);
+    // `afterInbox`: decided after what the inbox holds now (a handed input goes before what this replica has not read there).
+    if (worker && this.leaseValid(worker) && !options.afterInbox) return this.handOver(queueId, input);
     const id = await this.enqueue(queueId, input, this.now());
     const decided = new Promise<void>((resolve) => this.waiters.set(id, resolve));
     // A failed round leaves the input in the inbox, durable: the next poll decides it, and the request is answered
@@ -195,6 +198,16 @@ export class QueueRunner {
     if (!this.waiters.delete(id)) return decided.then(() => true);
     // Not decided here (another replica is the writer, or the round failed): it stays in the inbox.
     return false;
+  }
+
+  /**
+   * Whether a submission of the entry waits in the queue's inbox, not decided yet (sent to a replica that is not the
+   * writer, or left there by a failed round): a request judged by the entry's stored state (ended) may be about it.
+   * Looks at the inbox's first INBOX_LOOK inputs (it is emptied at every poll).
+   */
+  async submissionWaits(queueId: string, entryId: string): Promise<boolean> {
+    const waiting = await this.options.stores.engine.pending(queueId, INBOX_LOOK);
+    return waiting.some(({ input }) => (input.type === 'submitted' ? input.entryId : input.type === 'resubmitted' ? input.submitted.entryId : null) === entryId);
   }
 
   /**

@@ -1,0 +1,61 @@
+/**
+ * A cancel right after a submission that waits in the inbox (it went to a replica that is not the queue's writer):
+ * the stored state does not tell of the submission yet (ended, or as claimed). The cancel is for it, and must be
+ * decided after it, or it is lost and the PR queued after the cancel was answered 200.
+ */
+import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
+import { gitHostRegistry } from '../../src/ports/git-host.js';
+import { pullRequestService } from '../../src/queue/pull-request-service.js';
+import { QueueRunner } from '../../src/runner/queue-runner.js';
+import { insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+
+const db = useRunnerDatabase('cancel_waiting');
+// The PR is open (a host answering no PR would end it on its own, whatever the cancel did).
+const hosts = gitHostRegistry({ 'fake.example': quietHost({ readPullRequest: async (_repo, n) => prFacts(n) }) });
+
+let counter = 0;
+/** Replica A writes the queue; replica B (its own runner and use cases) answers requests and decides nothing. */
+async function twoReplicas() {
+  const queue = await insertQueue(db.stores, `cancel-waiting${++counter}`, { config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'] }, at: new Date() });
+  const a = new QueueRunner({ stores: db.stores, hosts, log: silentLog, owner: 'A', pollMs: 60_000 });
+  await a.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  await a.settled(queue.id);
+  const b = new QueueRunner({ stores: db.stores, hosts, log: silentLog, owner: 'B', pollMs: 60_000 });
+  const onB = pullRequestService(db.stores, hosts, b, silentLog);
+  const onA = pullRequestService(db.stores, hosts, a, silentLog);
+  const ref = { repo: queue.repo, targetBranch: queue.targetBranch, prNumber: 1 };
+  return { queue, a, b, onA, onB, ref };
+}
+
+test('a cancel of an ended PR whose new attempt waits for the writer is decided after it: the PR ends CANCELLED, not queued', async () => {
+  const { queue, a, b, onA, onB, ref } = await twoReplicas();
+  expect((await onA.submit(ref)).ok).toBe(true);
+  expect((await onA.cancel(ref)).ok).toBe(true);
+  expect((await db.stores.entries.find(queue.id, 1))?.state).toBe('CANCELLED');
+
+  // Submitted again and cancelled at once, both on B: A has not read its inbox yet.
+  expect((await onB.submit(ref)).ok).toBe(true);
+  const cancelled = await onB.cancel(ref);
+  expect(cancelled.ok).toBe(true);
+  await a.settled(queue.id);
+  await a.settled(queue.id); // The facts the new attempt's refresh read, recorded.
+
+  const entry = await db.stores.entries.find(queue.id, 1);
+  expect(entry?.state).toBe('CANCELLED');
+  expect(entry?.attempt).toBe(2);
+  expect((await a.engineState(queue.id))?.entries).toEqual([]);
+  await Promise.all([a.stop(), b.stop()]);
+});
+
+test('a cancel of a first submission waiting for the writer, sent to the writer itself, is decided after it', async () => {
+  const { queue, a, b, onA, onB, ref } = await twoReplicas();
+  expect((await onB.submit(ref)).ok).toBe(true);
+  // A (the writer) answers the cancel: handed straight to its next decision, it would be decided before the
+  // submission it has not read from the inbox.
+  expect((await onA.cancel(ref)).ok).toBe(true);
+  await a.settled(queue.id);
+
+  expect((await db.stores.entries.find(queue.id, 1))?.state).toBe('CANCELLED');
+  expect((await a.engineState(queue.id))?.entries).toEqual([]);
+  await Promise.all([a.stop(), b.stop()]);
+});
