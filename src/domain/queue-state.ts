@@ -8,8 +8,10 @@ export type QueueState = (typeof QUEUE_STATES)[number];
 
 /**
  * The shown state is derived from two stored facts: what the operator asked for,
- * and whether a mode change is still waiting for in-flight runs to end.
+ * and whether a mode change is still waiting for in-flight runs to end. A pause or
+ * a drain asked for during the switch is shown: it says what the queue does (a
+ * paused queue merges nothing; a switching one merges), and the switch ends meanwhile.
  */
 export function shownQueueState(requested: RequestedQueueState, modeSwitchStartedAt: Date | null): QueueState {
-  return modeSwitchStartedAt ? 'SWITCHING_MODES' : requested;
+  return modeSwitchStartedAt && requested === 'RUNNING' ? 'SWITCHING_MODES' : requested;
 }

@@ -3,6 +3,7 @@ import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
 import { headOf, normalizeBase, token } from './content.js';
 import type { EngineEntry, EngineEvent, EngineRun, EngineState, HostOutageCause, PrFacts } from './model.js';
+import { holdsModeRuns } from './mode-switch.js';
 import { runOf } from './order.js';
 import { finishProbe, forgetProbe, runsAndProbes } from './probes.js';
 
@@ -188,13 +189,13 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
     }
     case 'config_changed': {
       const currentMode = state.config.mode;
-      const busy = state.runs.some((r) => r.status === 'running');
+      const busy = holdsModeRuns(state);
       state.requestedState = event.requestedState;
       ctx.allAdmissionInputsChanged(); // The mode or merge method may admit or demote any PR.
       // An operator changed the queue after a blocked landing: try landing again.
       state.landingBlocked = null;
       if (event.config.mode !== currentMode && busy) {
-        // Runs in flight were built for the current mode: it stays until they end.
+        // Runs in flight (or passed, waiting to land) were built for the current mode: it stays until they are decided.
         state.config = { ...event.config, mode: currentMode };
         state.switchingToMode = event.config.mode;
       } else {

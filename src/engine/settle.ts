@@ -3,6 +3,7 @@ import type { DecisionContext } from './context.js';
 import { MINUTE_MS } from './model.js';
 import { decideFailures } from './failures.js';
 import { merge } from './merge-step.js';
+import { endModeSwitch } from './mode-switch.js';
 import { runOf } from './order.js';
 import { reconcile } from './run-validity.js';
 import { answerPredictions } from './risk.js';
@@ -85,11 +86,3 @@ function shed(ctx: DecisionContext): void {
   for (const run of running.slice(0, Math.max(0, running.length - ctx.state.config.concurrency))) ctx.dropRun(run, 'rebuilt');
 }
 
-function endModeSwitch(ctx: DecisionContext): void {
-  const { state } = ctx;
-  if (state.switchingToMode && !state.runs.some((r) => r.status === 'running') && !state.mergingRunId) {
-    state.config = { ...state.config, mode: state.switchingToMode };
-    state.switchingToMode = null;
-    ctx.allAdmissionInputsChanged(); // A parallel queue wants impacted targets; a single one does not.
-  }
-}

@@ -29,15 +29,16 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
     const found = await findQueue(stores, input.repo, input.targetBranch);
     if (!found.ok) return found;
     const queue = found.value;
-    if (queue.modeSwitchStartedAt) {
-      return conflict(`The queue for ${describeQueue(queue.repo, queue.targetBranch)} is SWITCHING_MODES; change it again once its in-flight tests end.`);
-    }
     if (input.requiredStatuses !== undefined && input.deleteRequiredStatuses) {
       return invalid('Give either requiredStatuses or deleteRequiredStatuses, not both.');
     }
     const { repo: _repo, targetBranch: _branch, state, requiredStatuses, deleteRequiredStatuses, ...settings } = input;
-    // The repository's file wins: settings it configures change there, reviewed like code.
     const named = [...Object.keys(settings).filter((key) => (settings as Record<string, unknown>)[key] !== undefined), ...(requiredStatuses !== undefined || deleteRequiredStatuses ? ['requiredStatuses'] : [])];
+    // Settings wait for the switch to end; pausing, draining and resuming do not (an operator stops a queue at any time).
+    if (queue.modeSwitchStartedAt && (named.length > 0 || fromFile)) {
+      return conflict(`The queue for ${describeQueue(queue.repo, queue.targetBranch)} is SWITCHING_MODES; change its settings again once its in-flight tests end (pausing, draining and resuming work now).`);
+    }
+    // The repository's file wins: settings it configures change there, reviewed like code.
     if (queue.configFile && !fromFile && named.length > 0) {
       const { path, commitSha } = queue.configFile;
       return conflict(

@@ -526,7 +526,7 @@ describe('POST /v1/updateQueue', () => {
 
   // How a queue enters and leaves SWITCHING_MODES (a run in flight) is the engine's:
   // test/e2e/sandbox-queue.test.ts. Here: what the API does while it is switching.
-  test('while SWITCHING_MODES, the queue shows it and config writes are a 409', async () => {
+  test('while SWITCHING_MODES, the queue shows it and settings writes are a 409; pausing and resuming work', async () => {
     const targetBranch = freshBranch('switching');
     const created = await createQueue(targetBranch);
     await updateQueue(targetBranch, { mode: 'parallel' });
@@ -535,11 +535,19 @@ describe('POST /v1/updateQueue', () => {
     expect(read.state).toBe('SWITCHING_MODES');
     expect(read.mode).toBe('parallel');
 
-    for (const change of [{ concurrency: 3 }, { mode: 'single' }, { state: 'PAUSED' }, { batch: true }]) {
+    for (const change of [{ concurrency: 3 }, { mode: 'single' }, { state: 'PAUSED', batch: true }, { batch: true }, { deleteRequiredStatuses: true }]) {
       expectPlainError(await updateQueue(targetBranch, change), 409, /SWITCHING_MODES/);
     }
     const after = json(await getQueue(targetBranch));
     expect(after).toMatchObject({ state: 'SWITCHING_MODES', mode: 'parallel', concurrency: 1, batch: false });
+
+    // An operator stops a queue at any time: the pause is what it shows (it merges nothing, a switching queue does).
+    const paused = await updateQueue(targetBranch, { state: 'PAUSED' });
+    expect(paused.statusCode).toBe(200);
+    expect(json(paused)).toMatchObject({ state: 'PAUSED', mode: 'parallel', concurrency: 1 });
+    expect(json(await updateQueue(targetBranch, { state: 'DRAINING' })).state).toBe('DRAINING');
+    // The engine, told of the pause, holds no run of the old mode (this switch was written to the record only): it ended.
+    expect(json(await updateQueue(targetBranch, { state: 'RUNNING' }))).toMatchObject({ state: 'RUNNING', mode: 'parallel' });
   });
 
   test('a state-only change with a PR in TESTING does not start a mode switch', async () => {

@@ -113,6 +113,29 @@ test('a mode change while a run is in flight is SWITCHING_MODES until it ends; c
   expect(done.mode).toBe('parallel');
 });
 
+test('a pause during a mode switch holds the passed PR and the switch; resumed, it lands what was tested, then switches', async () => {
+  const repo = newRepo();
+  await ok('/v1/createQueue', { repo, targetBranch: 'main' });
+  await ok('/sandbox/updatePullRequest', { repo, pr: { number: 1 }, ciSeconds: 50 });
+  await ok('/v1/submitPullRequest', { repo, targetBranch: 'main', pr: { number: 1 } });
+  const tested = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(await ok('/v1/updateQueue', { repo, targetBranch: 'main', mode: 'parallel' })).toMatchObject({ state: 'SWITCHING_MODES' });
+  expect(await ok('/v1/updateQueue', { repo, targetBranch: 'main', state: 'PAUSED' })).toMatchObject({ state: 'PAUSED', mode: 'parallel' });
+
+  // The run passes while paused: nothing lands, and the switch waits for the passed run (ended now, the parallel
+  // mode would drop it and want the PR's impacted targets first).
+  await waitFor(() => prState(repo, 1), (pr) => pr.state === 'TESTS_PASSED');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect((await prState(repo, 1)).state).toBe('TESTS_PASSED');
+  expect((await h.runner?.engineState((await ok('/v1/getQueue', { repo, targetBranch: 'main' })).id as string))?.switchingToMode).toBe('parallel');
+
+  await ok('/v1/updateQueue', { repo, targetBranch: 'main', state: 'RUNNING' });
+  await waitFor(() => prState(repo, 1), (pr) => pr.state === 'MERGED');
+  const landed = await ok('/v1/getMergeQueueTestingDetails', { repo, targetBranch: 'main', pr: { number: 1 } });
+  expect(landed.testRunId).toBe(tested.testRunId);
+  await waitFor(() => ok('/v1/getQueue', { repo, targetBranch: 'main' }), (q) => q.state === 'RUNNING' && q.mode === 'parallel');
+});
+
 test('a push to the target branch from outside the queue rebuilds the run on the new base', async () => {
   const repo = newRepo();
   await ok('/v1/createQueue', { repo, targetBranch: 'main' });
