@@ -1,5 +1,6 @@
 import { lastAttemptEnded, lastSignOfLife, type DeliveryStore, type ReceivedDelivery } from '../ports/delivery-store.js';
 import type { WebhookReceiver } from './webhook-route.js';
+import { bodyOf } from './recorded-body.js';
 
 /** The little of a logger the handler needs (pino fits). */
 interface DeliveryLog {
@@ -63,7 +64,7 @@ export class DeliveryHandler {
       const heartbeat = setInterval(() => void deliveries.stillHandling(delivery.id, this.now()).catch(() => undefined), this.heartbeat().everyMs);
       heartbeat.unref();
       try {
-        await receiver.receive({ id: delivery.id, name: delivery.name, payload: JSON.parse(delivery.payloadJson) as unknown });
+        await receiver.receive({ id: delivery.id, name: delivery.name, payload: JSON.parse(bodyOf(delivery.payloadJson)) as unknown });
       } finally {
         clearInterval(heartbeat);
       }

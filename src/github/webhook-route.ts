@@ -2,12 +2,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { sendError } from '../api/errors.js';
 import type { DeliveryStore } from '../ports/delivery-store.js';
 import { MAX_DELIVERY_ATTEMPTS, type DeliveryHandler } from './delivery-handler.js';
+import { recordedBody } from './recorded-body.js';
 
 /** GitHub's own cap on webhook payloads. */
 export const WEBHOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 export const WEBHOOK_PATH = '/api/github/webhooks';
-/** Bodies above this are handled before answering: they would not fit in a MongoDB document (16 MiB). */
-export const MAX_RECORDED_BODY_BYTES = 15 * 1024 * 1024;
 
 /** The little of Probot's webhooks the route needs. */
 export interface WebhookReceiver {
@@ -49,9 +48,11 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
       } catch {
         return sendError(reply, 400, 'The webhook payload is not valid JSON.');
       }
-      const inline = Buffer.byteLength(body) > MAX_RECORDED_BODY_BYTES;
+      // A body too large for a document is recorded gzipped; one that does not fit even so is handled before answering.
+      const recorded = await recordedBody(body);
+      const inline = recorded === null;
       const receivedAt = now();
-      const received = { id, name, payloadJson: inline ? '' : body, receivedAt };
+      const received = { id, name, payloadJson: recorded ?? '', receivedAt };
       if (!(await options.deliveries.record(received))) {
         // GitHub's "Redeliver" (the same id) of a delivery given up is handled again; handled or still being retried, it is a duplicate.
         if (!(await options.deliveries.rearm(received, MAX_DELIVERY_ATTEMPTS))) {

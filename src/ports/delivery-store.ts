@@ -7,7 +7,7 @@ export interface ReceivedDelivery {
   id: string;
   /** The X-GitHub-Event name. */
   name: string;
-  /** The exact body GitHub sent. */
+  /** The exact body GitHub sent (as the store keeps it: one over 15 MiB gzipped, see github/recorded-body.ts). */
   payloadJson: string;
   receivedAt: Date;
   /** Handling attempts started so far. */

@@ -4,6 +4,7 @@
  * arrive together, a redelivery told apart even inside a group; each attempt
  * claimed once; a retry counted and claimed; what is unhandled found by the sweep.
  */
+import { bodyOf, MAX_RECORDED_BODY_BYTES, recordedBody } from '../../src/github/recorded-body.js';
 import { useRunnerDatabase } from '../runner/support/runner-fixture.js';
 
 const db = useRunnerDatabase('github_deliveries');
@@ -87,4 +88,15 @@ test('a delivery given up is re-armed once by its redelivery (attempts start ove
   for (let n = 3; n <= 5; n++) await store.startAttempt('f-1', again);
   expect(await store.rearm(redelivery, 5)).toBe(false);
   expect(await store.rearm(received('unknown', again), 5)).toBe(false);
+});
+
+test('a 20 MiB body, recorded gzipped, is kept in one document and read back by the sweep as GitHub sent it', async () => {
+  const body = JSON.stringify({ action: 'synchronize', padding: 'abc'.repeat(7 * 1024 * 1024) });
+  const recorded = await recordedBody(body);
+  expect(recorded).not.toBeNull();
+  expect(recorded!.length).toBeLessThan(MAX_RECORDED_BODY_BYTES);
+  const at = new Date('2026-11-02T10:00:00Z');
+  expect(await db.stores.deliveries.record({ id: 'big-1', name: 'pull_request', payloadJson: recorded!, receivedAt: at })).toBe(true);
+  const [found] = (await db.stores.deliveries.unhandled(new Date(at.getTime() + 1), 5, 10)).filter((d) => d.id === 'big-1');
+  expect(found && bodyOf(found.payloadJson)).toBe(body);
 });
