@@ -1,4 +1,5 @@
 import type { Context, Probot } from 'probot';
+import { isTerminal } from '../domain/pull-request-state.js';
 import { DEFAULT_QUEUE_CONFIG } from '../domain/queue-config.js';
 import type { RepoRef } from '../domain/repo.js';
 import type { HostEvents } from '../ports/git-host.js';
@@ -75,7 +76,20 @@ export function githubApp(deps: GitHubAppDeps) {
         if (label.toLowerCase() !== queue.config.enqueueingLabel.toLowerCase()) return;
         // The same rule as commands: triage can label, but only writers decide what merges.
         if (!(await canWrite(context, sender))) {
-          await reply(replyTo(`@${sender}, only people with write access to this repository can ${context.payload.action === 'labeled' ? 'queue' : 'remove'} pull requests with the \`${queue.config.enqueueingLabel}\` label; nothing changed in the queue.`));
+          const removed = context.payload.action === 'unlabeled';
+          const entry = await deps.stores.entries.find(queue.id, pr.number);
+          const queued = entry !== null && !isTerminal(entry.state);
+          // The label now agrees with the queue (put on a PR it holds, the App's own putting back among them; taken off
+          // one it does not): nothing changes, nothing to say.
+          if (removed !== queued) return;
+          // A label taken off a PR the queue holds is put back: the runner's next read of the PR's labels would take
+          // it out without it (engine applyFacts), whoever took it off.
+          const restored = removed && (await restoreLabel(context, pr.number, queue.config.enqueueingLabel));
+          await reply(
+            replyTo(
+              `@${sender}, only people with write access to this repository can ${removed ? 'remove' : 'queue'} pull requests with the \`${queue.config.enqueueingLabel}\` label; ${restored ? 'the label is back, and ' : ''}nothing changed in the queue.`,
+            ),
+          );
           return;
         }
         // Deliveries arrive late, twice or out of order: the PR's labels now decide, not the event's action. A removal is
@@ -236,6 +250,13 @@ async function installationNow(octokit: Awaited<ReturnType<Probot['auth']>>, rep
 async function hasLabel(context: Context, issueNumber: number, name: string): Promise<boolean> {
   const labels = await context.octokit.paginate(context.octokit.rest.issues.listLabelsOnIssue, context.repo({ issue_number: issueNumber, per_page: 100 }));
   return labels.some((label) => label.name.toLowerCase() === name.toLowerCase());
+}
+
+/** Puts the label back on a PR (unless it is back already); whether it did. */
+async function restoreLabel(context: Context, prNumber: number, label: string): Promise<boolean> {
+  if (await hasLabel(context, prNumber, label)) return false;
+  await context.octokit.rest.issues.addLabels(context.repo({ issue_number: prNumber, labels: [label] }));
+  return true;
 }
 
 /** Queued PRs of this repository waiting at head `sha` (commit statuses never name PRs; checks of forks' PRs do not). */

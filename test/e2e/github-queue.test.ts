@@ -216,6 +216,25 @@ test('a label added by someone without write access (triage) does not queue the 
   expect(await prState(ref, n)).toEqual({});
 });
 
+test('the label taken off by someone without write access (triage) is put back, and the PR stays queued and lands', async () => {
+  const { repo, ref } = await queueFor();
+  repo.setPermission('writer', 'write');
+  repo.setPermission('triager', 'triage');
+  const n = greenPullRequest(repo, { title: 'Unlabelled by triage' });
+  repo.addLabel(n, 'merge-queue', 'writer');
+  await waitForState(ref, n, 'TESTING');
+  repo.removeLabel(n, 'merge-queue', 'triager');
+  await h.fake.waitFor(() => repo.comments(n).some((c) => /@triager/.test(c.body) && /the label is back/.test(c.body)), { message: 'a reply to the triager' });
+  expect(repo.pullRequest(n).labels).toContain('merge-queue');
+  // The PR's labels read again (an edit makes the queue read the PR): it keeps its place.
+  repo.editPullRequest(n, { title: 'Unlabelled by triage, edited' }, 'writer');
+  await h.fake.waitFor(async () => (await prState(ref, n)).prTitle === 'Unlabelled by triage, edited', { message: 'the edit read' });
+  expect((await prState(ref, n)).state).toBe('TESTING');
+  const testBranch = repo.branches().find((b) => b.startsWith('mq/')) as string;
+  h.fake.ci.complete(repo.branch(testBranch) as string, 'ci');
+  await waitForState(ref, n, 'MERGED');
+});
+
 test('/mq commands: a writer queues with a priority; a reader gets a reply; a branch without a queue gets a comment', async () => {
   const { repo, ref } = await queueFor();
   repo.setPermission('writer', 'write');

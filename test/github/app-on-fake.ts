@@ -22,7 +22,7 @@ export interface AppOnFake {
 }
 
 /** Probot builds its Octokits as production does (queueProbotOctokit: its retry plugin asks a failed request again), with short back-off and writes not spaced. */
-export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown } = {}): Promise<AppOnFake> {
+export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown; queued?: number[] } = {}): Promise<AppOnFake> {
   const fake = await startFakeGitHub(options);
   const repo = fake.createRepo('acme/widgets');
   const calls: string[] = [];
@@ -31,7 +31,11 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
   const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
   const deps = {
     // noStoredQueue: no queue is stored for the branch (one only the repository's file would create).
-    stores: { queues: { find: async () => (options.noStoredQueue ? null : queue) } },
+    stores: {
+      queues: { find: async () => (options.noStoredQueue ? null : queue) },
+      // queued: the PRs the queue holds (TESTING); no other PR has an entry.
+      entries: { find: async (_queueId: string, prNumber: number) => (options.queued?.includes(prNumber) ? { prNumber, state: 'TESTING' } : null) },
+    },
     pullRequests: {
       submit: async (ref: { prNumber: number; headSha?: string; repo?: unknown; targetBranch?: string }) => {
         calls.push(`submit #${ref.prNumber}`);

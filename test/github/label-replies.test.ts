@@ -34,3 +34,49 @@ test('a label from a sender GitHub knows no permission of (404): refused and tol
     await app.fake.close();
   }
 });
+
+// Found by review: the refusal said "nothing changed in the queue", and the runner's next read of the PR's labels took
+// the PR out without the label all the same.
+test('triage taking the label off a queued PR: the label is put back and the queue keeps it; the App\'s own label is not answered', async () => {
+  const app = await appOnFakeGitHub({ queued: [1] });
+  try {
+    app.repo.setPermission('alice', 'write');
+    app.repo.setPermission('trina', 'triage');
+    const pr = app.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+    expect(pr).toBe(1);
+    app.repo.addLabel(pr, 'merge-queue', 'alice');
+    app.fake.webhooks.drop();
+    app.repo.removeLabel(pr, 'merge-queue', 'trina');
+    const [removal] = app.fake.webhooks.drop();
+    await app.probot.receive({ id: 'd-removal', name: 'pull_request', payload: removal!.payload } as Parameters<typeof app.probot.receive>[0]);
+    expect(app.repo.pullRequest(pr).labels).toEqual(['merge-queue']);
+    expect(app.repo.comments(pr).map((c) => c.body)).toEqual([expect.stringContaining('@trina, only people with write access to this repository can remove pull requests with the `merge-queue` label; the label is back, and nothing changed in the queue.')]);
+    // The App putting it back is a label event of its own: handled, it queues nothing and says nothing.
+    const own = app.fake.webhooks.drop().filter((e) => e.event === 'pull_request');
+    expect(own.map((e) => (e.payload as { action: string }).action)).toEqual(['labeled']);
+    for (const event of own) await app.probot.receive({ id: 'd-own', name: event.event, payload: event.payload } as Parameters<typeof app.probot.receive>[0]);
+    expect(app.calls).toEqual([]);
+    expect(app.repo.comments(pr)).toHaveLength(1);
+  } finally {
+    await app.fake.close();
+  }
+});
+
+test('triage taking the label off a PR the queue does not hold, or putting it on one it holds: nothing changes, nothing is said', async () => {
+  const app = await appOnFakeGitHub({ queued: [2] });
+  try {
+    app.repo.setPermission('trina', 'triage');
+    const loose = app.repo.openPullRequest({ title: 'Not queued', user: 'bob' });
+    const queued = app.repo.openPullRequest({ title: 'Queued', user: 'bob' });
+    expect(queued).toBe(2);
+    app.repo.addLabel(loose, 'merge-queue', 'bob');
+    await handled(app, ['pull_request'], () => app.repo.removeLabel(loose, 'merge-queue', 'trina'));
+    await handled(app, ['pull_request'], () => app.repo.addLabel(queued, 'merge-queue', 'trina'));
+    expect(app.calls).toEqual([]);
+    expect(app.repo.comments(loose)).toEqual([]);
+    expect(app.repo.comments(queued)).toEqual([]);
+    expect(app.repo.pullRequest(loose).labels).toEqual([]);
+  } finally {
+    await app.fake.close();
+  }
+});
