@@ -36,7 +36,7 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
     const named = [...Object.keys(settings).filter((key) => (settings as Record<string, unknown>)[key] !== undefined), ...(requiredStatuses !== undefined || deleteRequiredStatuses ? ['requiredStatuses'] : [])];
     // Settings wait for the switch to end; pausing, draining and resuming do not (an operator stops a queue at any time).
     if (queue.modeSwitchStartedAt && (named.length > 0 || fromFile)) {
-      return conflict(`The queue for ${describeQueue(queue.repo, queue.targetBranch)} is SWITCHING_MODES; change its settings again once its in-flight tests end (pausing, draining and resuming work now).`);
+      return conflict(`The queue for ${describeQueue(queue.repo, queue.targetBranch)} is SWITCHING_MODES; change its settings once the old mode's runs end (a run that passed while the queue is paused lands once it runs again); pausing, draining and resuming work now.`);
     }
     // The repository's file wins: settings it configures change there, reviewed like code.
     if (queue.configFile && !fromFile && named.length > 0) {
