@@ -6,7 +6,7 @@ import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { GitHostRegistry } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import { KeyedMutex } from '../concurrency/keyed-mutex.js';
-import { describeQueue, findQueue } from './queue-service.js';
+import { findQueue, noQueue } from './queue-service.js';
 import type { QueueRunner } from '../runner/queue-runner.js';
 import { asEngineTargets, engineFacts, engineTargets } from '../runner/engine-inputs.js';
 import { invalid, notFound, succeed, type Outcome } from './outcome.js';
@@ -130,18 +130,24 @@ export function pullRequestService(
     return (decidedHere ? stores.entries.lastWritten(entry.id) : null) ?? (await stores.entries.findById(entry.id)) ?? entry;
   }
 
-  /** Hands a (re-)submitted entry to the runner and answers what the engine made of it (and whether it was decided here). */
+  /**
+   * Hands a (re-)submitted entry to the runner and answers what the engine made of it (and whether it was decided
+   * here); a 404 when the queue was deleted meanwhile.
+   */
   async function enqueue(
     queue: QueueRecord,
     entry: QueueEntryRecord,
     submitted: SubmittedEvent,
     attempt: number | null,
     refresh: boolean,
-  ): Promise<{ entry: QueueEntryRecord; decidedHere: boolean }> {
+  ): Promise<Outcome<{ entry: QueueEntryRecord; decidedHere: boolean }>> {
     const decidedHere = await runner.dispatch(queue.id, attempt === null ? submitted : { type: 'resubmitted', attempt, submitted });
+    // Not decided here: the queue (read up to a second ago) may have been deleted since, and the submission with it;
+    // answered 200, it would be lost. (Decided here, a deletion on this replica waited for the decision and refused.)
+    if (!decidedHere && !(await stores.queues.findById(queue.id))) return noQueue(queue.repo, queue.targetBranch);
     // After the submit, so the facts read in the background find the engine holding the entry.
     if (refresh) await runner.record(queue.id, { type: 'refresh_pull_request', prNumber: entry.prNumber });
-    return { entry: await entryAfter(entry, decidedHere), decidedHere };
+    return succeed({ entry: await entryAfter(entry, decidedHere), decidedHere });
   }
 
   /** Stores an upload of a PR's impacted targets and tells the engine when it holds the PR. */
@@ -211,10 +217,9 @@ export function pullRequestService(
           });
           if (claimed.ok) {
             const submitted = pinned(await submittedEvent(queue, claimed.value, facts.value, priority, noBatch, ref.riskHint, targets));
-            const { entry, decidedHere } = await enqueue(queue, claimed.value, submitted, null, refresh);
-            // Not decided here: the queue (read up to a second ago) may have been deleted since, and the submission
-            // with it; answered 200, it would be lost. (Decided here, the deletion waited for the decision and refused.)
-            if (!decidedHere && !(await stores.queues.findById(queue.id))) return notFound(`No queue exists for ${describeQueue(ref.repo, ref.targetBranch)}.`);
+            const enqueued = await enqueue(queue, claimed.value, submitted, null, refresh);
+            if (!enqueued.ok) return enqueued;
+            const { entry, decidedHere } = enqueued.value;
             // The targets were just read for this head, and there were none: the answer need not read them again.
             const withoutTargets = submitted.targets === null && facts.value !== null && entry.facts?.headSha === facts.value.headSha;
             if (withoutTargets && decidedHere && mark) statusCache?.submitted(mark, ref.prNumber, entry.id);
@@ -236,7 +241,8 @@ export function pullRequestService(
             // (a remote host: the runner reads them): the last attempt's are of a head the PR may have left since (it
             // failed, its author pushed a fix), and a push after the submission cancels it.
             const submitted = pinned(await submittedEvent(queue, existing, facts.value, ref.priority ?? DEFAULT_PRIORITY, ref.noBatch ?? false, ref.riskHint, facts.value ? targets : Promise.resolve(null)));
-            return succeed({ queue, entry: (await enqueue(queue, existing, submitted, existing.attempt + 1, refresh)).entry });
+            const enqueued = await enqueue(queue, existing, submitted, existing.attempt + 1, refresh);
+            return enqueued.ok ? succeed({ queue, entry: enqueued.value.entry }) : enqueued;
           }
           // Already queued: only its priority, noBatch and risk hint change. Sent as a submit, so a submission never
           // decided (its writer died before storing the decision) is taken in now.

@@ -12,10 +12,15 @@ export function describeQueue(repo: RepoRef, targetBranch: string): string {
   return `${repo.owner}/${repo.name}@${targetBranch} on ${repo.host}`;
 }
 
+/** The 404 of a queue that does not exist. */
+export function noQueue(repo: RepoRef, targetBranch: string): Outcome<never> {
+  return notFound(`No queue exists for ${describeQueue(repo, targetBranch)}.`);
+}
+
 /** The queue for this repository and branch, or a 404 naming it. */
 export async function findQueue(stores: Stores, repo: RepoRef, targetBranch: string, options?: { maxAgeMs?: number }): Promise<Outcome<QueueRecord>> {
   const queue = await stores.queues.find(repo, targetBranch, options);
-  return queue ? succeed(queue) : notFound(`No queue exists for ${describeQueue(repo, targetBranch)}.`);
+  return queue ? succeed(queue) : noQueue(repo, targetBranch);
 }
 
 /** Creating, reading, reconfiguring and deleting queues. */
@@ -55,7 +60,7 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       ...(fromFile ? { configFile: fromFile } : {}),
       updatedAt: now(),
     });
-    if (!updated) return notFound(`No queue exists for ${describeQueue(input.repo, input.targetBranch)}.`);
+    if (!updated) return noQueue(input.repo, input.targetBranch);
     // The engine decides what the change means for runs in flight (a mode change may
     // put the queue in SWITCHING_MODES); the queue record is read back after it.
     await runner.dispatch(queue.id, { type: 'config_changed', config: updated.config, requestedState: updated.requestedState });
@@ -104,13 +109,17 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       if (!found.ok) return found;
       const queue = found.value;
       const named = describeQueue(input.repo, input.targetBranch);
-      return runner.retire(queue.id, async (): Promise<Outcome<QueueRecord>> => {
+      return runner.retire(queue.id, async (waiting): Promise<Outcome<QueueRecord>> => {
+        // A submission answered and not decided yet is in the queue too (deleted, it would be lost after its 200): a
+        // first one holds a claim, a new attempt of an ended PR only its input (waiting). Claims are read before the
+        // entries: another replica's writer may decide one between the two reads, and is then seen by the second.
+        const undecided = [...new Set([...(await stores.entries.undecidedSubmissions(queue.id)), ...waiting])].sort((a, b) => a - b);
         const enqueued = await stores.entries.countEnqueued(queue.id);
         if (enqueued > 0) return conflict(`The queue for ${named} still holds ${enqueued} enqueued pull request(s); cancel or merge them first.`);
-        // A submission answered and not decided yet is in the queue too (deleted, it would be lost after its 200).
-        const undecided = await stores.entries.undecidedSubmissions(queue.id);
         if (undecided.length > 0) {
-          return conflict(`The queue for ${named} has submissions waiting for a decision (${undecided.map((n) => `#${n}`).join(', ')}); cancel them, or try again in a moment.`);
+          return conflict(
+            `The queue for ${named} has submissions waiting for a decision (${undecided.map((n) => `#${n}`).join(', ')}): try again in a moment, or cancel them (one whose request failed waits until then).`,
+          );
         }
         await stores.queues.delete(queue.id);
         return succeed(queue);

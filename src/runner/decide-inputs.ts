@@ -3,7 +3,7 @@ import type { EngineEntry, EngineState } from '../engine/model.js';
 import { entryIndex } from '../engine/entry-index.js';
 import { queueOrder } from '../engine/order.js';
 import type { StoredDecision, StoredSnapshot } from '../ports/engine-store.js';
-import { engineEventOf, type InboxItem, type RunnerAction, type RunnerInput } from './runner-model.js';
+import { engineEventOf, submissionOf, type InboxItem, type RunnerAction, type RunnerInput } from './runner-model.js';
 
 /** One decision: the inputs applied in order, and everything they call for. */
 export interface DecidedInputs {
@@ -109,7 +109,7 @@ class RoundEntries {
   /** After the input's records: what it adds or ends is held, or not, for the inputs after it. */
   note(input: RunnerInput): void {
     if (!this.together) return;
-    const submitted = input.type === 'submitted' ? input : input.type === 'resubmitted' ? input.submitted : null;
+    const submitted = submissionOf(input);
     if (submitted) {
       this.arriving.add(submitted.entryId);
       this.leaving.delete(submitted.entryId);

@@ -8,7 +8,7 @@ import { KeyedMutex } from '../concurrency/keyed-mutex.js';
 import { Timers } from './timers.js';
 import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
-import type { InboxItem, RecordedChange, RunnerAction, RunnerInput } from './runner-model.js';
+import { cancelsAfterSubmissions, submissionOf, type InboxItem, type RecordedChange, type RunnerAction, type RunnerInput } from './runner-model.js';
 import { executeHostAction, isHostAction, type ActionContext } from './execute-actions.js';
 import { entriesRecorded, recordDecision, targetsDecided } from './record-decision.js';
 import { hostSteps, supersededStatuses } from './host-steps.js';
@@ -207,7 +207,17 @@ export class QueueRunner {
    */
   async submissionWaits(queueId: string, entryId: string): Promise<boolean> {
     const waiting = await this.options.stores.engine.pending(queueId, INBOX_LOOK);
-    return waiting.some(({ input }) => (input.type === 'submitted' ? input.entryId : input.type === 'resubmitted' ? input.submitted.entryId : null) === entryId);
+    return waiting.some(({ input }) => submissionOf(input)?.entryId === entryId);
+  }
+
+  /**
+   * The PRs whose submission this replica holds for its next decision, or the inbox holds (its first INBOX_LOOK
+   * inputs): submitted and answered, not decided yet (a deletion of the queue now would lose them).
+   */
+  private async waitingSubmissions(queueId: string): Promise<number[]> {
+    const handed = (this.handed.get(queueId) ?? []).map(({ item }) => item.input);
+    const inbox = (await this.options.stores.engine.pending(queueId, INBOX_LOOK)).map(({ input }) => input);
+    return [...new Set([...handed, ...inbox].flatMap((input) => submissionOf(input)?.prNumber ?? []))].sort((a, b) => a - b);
   }
 
   /**
@@ -298,12 +308,13 @@ export class QueueRunner {
 
   /**
    * Deletes a queue between this replica's decisions of it, so what `remove` counts (entries, submissions waiting
-   * for a decision) does not change under it here: `remove` deletes the queue, or answers why not. Once it is
-   * deleted, the runner forgets it.
+   * for a decision) does not change under it here: `remove` deletes the queue, or answers why not. It is given the
+   * PRs whose submission waits for a decision in this replica's memory or in the inbox (a new attempt of an ended
+   * PR claims nothing: only these tell of it). Once the queue is deleted, the runner forgets it.
    */
-  async retire<T extends { ok: boolean }>(queueId: string, remove: () => Promise<T>): Promise<T> {
+  async retire<T extends { ok: boolean }>(queueId: string, remove: (waitingSubmissions: number[]) => Promise<T>): Promise<T> {
     return this.mutex.run(queueId, async () => {
-      const removed = await remove();
+      const removed = await remove(await this.waitingSubmissions(queueId));
       if (removed.ok) await this.forgetHeld(queueId);
       return removed;
     });
@@ -594,7 +605,7 @@ export class QueueRunner {
       // Read only when something may be there: most inputs of a busy writer were handed over.
       inbox = this.inboxMayHold.delete(queueId) ? await engine.pending(queueId, BATCH) : [];
       if (inbox.length === BATCH) this.inboxMayHold.add(queueId);
-      const items = first ? [...inbox, ...handed.map((h) => h.item)] : inbox;
+      const items = cancelsAfterSubmissions(first ? [...inbox, ...handed.map((h) => h.item)] : inbox);
       if (items.length === 0) break;
       // What arrives from now on is decided in the next round, which its sender asked for.
       await this.withRecordedConfig(worker, items);

@@ -31,6 +31,33 @@ export type RunnerInput =
   /** A host finished a test run: the run record gets its results, the engine its verdict. */
   | { type: 'test_run_reported'; testRunId: string; engineRunId: string; passed: boolean; checkRuns: CheckResult[]; failedChecks: string[] };
 
+/** The submission an input carries (a first one, or a new attempt's), if any. */
+export function submissionOf(input: RunnerInput): Extract<EngineEvent, { type: 'submitted' }> | null {
+  return input.type === 'submitted' ? input : input.type === 'resubmitted' ? input.submitted : null;
+}
+
+/**
+ * A round's inputs in the order they are decided: a cancel goes after a submission of the same entry in the round.
+ * Inputs from several replicas do not arrive in the order they were sent (the inbox orders by id, whose part within
+ * a second is per process; a handed input goes after the inbox's): a cancel decided before the submission it answered
+ * ended an entry the engine then held and tested, and the PR was queued after the cancel's 200.
+ */
+export function cancelsAfterSubmissions<T extends { input: RunnerInput }>(items: T[]): T[] {
+  const lastSubmission = new Map<string, number>();
+  items.forEach((item, index) => {
+    const submission = submissionOf(item.input);
+    if (submission) lastSubmission.set(submission.entryId, index);
+  });
+  const movedAfter = new Map<number, T[]>();
+  const ordered: T[] = [];
+  items.forEach((item, index) => {
+    const last = item.input.type === 'cancel_requested' ? lastSubmission.get(item.input.entryId) : undefined;
+    if (last !== undefined && last > index) movedAfter.set(last, [...(movedAfter.get(last) ?? []), item]);
+    else ordered.push(item, ...(movedAfter.get(index) ?? []));
+  });
+  return ordered;
+}
+
 /** An inbox entry: one input, when it happened, and its id (for acknowledging it). */
 export interface InboxItem {
   id: string;

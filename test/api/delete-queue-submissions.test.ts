@@ -107,3 +107,18 @@ test('a submission never decided (its request failed after the claim) names itse
   expect((await post('/v1/cancelPullRequest', targetBranch, { pr: { number: 7 } })).statusCode).toBe(200);
   expect((await post('/v1/deleteQueue', targetBranch)).statusCode).toBe(200);
 });
+
+// Found by review: a new attempt of an ended PR claims nothing (its key names its entry), so only its input tells of it.
+test('a new attempt of an ended PR waiting in the inbox (sent to another replica, or its round failed) makes deleteQueue a 409 naming it', async () => {
+  const targetBranch = freshBranch();
+  const created = (await post('/v1/createQueue', targetBranch)).json() as { id: string };
+  expect((await post('/v1/submitPullRequest', targetBranch, { pr: { number: 9 } })).statusCode).toBe(200);
+  const cancelled = (await post('/v1/cancelPullRequest', targetBranch, { pr: { number: 9 } })).json() as { id: string; state: string };
+  expect(cancelled.state).toBe('CANCELLED');
+  const submitted = { type: 'submitted' as const, entryId: cancelled.id, prNumber: 9, priority: 100, noBatch: false, facts: null, targets: null };
+  await h.stores.engine.enqueue(created.id, { queueId: created.id, input: { type: 'resubmitted', attempt: 2, submitted }, at: Date.now() });
+
+  const refused = await post('/v1/deleteQueue', targetBranch);
+  expect(refused.statusCode).toBe(409);
+  expect(refused.body).toMatch(/waiting for a decision \(#9\)/);
+});

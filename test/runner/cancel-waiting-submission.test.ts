@@ -7,7 +7,8 @@ import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { gitHostRegistry } from '../../src/ports/git-host.js';
 import { pullRequestService } from '../../src/queue/pull-request-service.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
-import { insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { cancelsAfterSubmissions } from '../../src/runner/runner-model.js';
+import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const db = useRunnerDatabase('cancel_waiting');
 // The PR is open (a host answering no PR would end it on its own, whatever the cancel did).
@@ -58,4 +59,28 @@ test('a cancel of a first submission waiting for the writer, sent to the writer 
   expect((await db.stores.entries.find(queue.id, 1))?.state).toBe('CANCELLED');
   expect((await a.engineState(queue.id))?.entries).toEqual([]);
   await Promise.all([a.stop(), b.stop()]);
+});
+
+// Found by review: a cancel from another replica waited in the inbox while the writer held the submission for its next
+// decision (handed inputs go after the inbox's), or the inbox ordered the two by their ids' per-process part.
+test('a cancel decided in the same round as the submission it answers goes after it, whatever order they came in', async () => {
+  const { queue, a, b } = await twoReplicas();
+  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
+  // B's cancel reached the inbox first; A's submission is handed to the round that reads it.
+  await db.stores.engine.enqueue(queue.id, { queueId: queue.id, input: { type: 'cancel_requested', entryId, prNumber: 1 }, at: Date.now() });
+  a.kick(queue.id);
+  await a.dispatch(queue.id, submitted);
+  await a.settled(queue.id);
+
+  expect((await db.stores.entries.findById(entryId))?.state).toBe('CANCELLED');
+  expect((await a.engineState(queue.id))?.entries).toEqual([]);
+  await Promise.all([a.stop(), b.stop()]);
+});
+
+test('cancelsAfterSubmissions moves a cancel after the last submission of its entry, and leaves the rest in order', () => {
+  const submit = (entryId: string) => ({ input: { type: 'submitted' as const, entryId, prNumber: 1, priority: 100, noBatch: false, facts: null } });
+  const cancel = (entryId: string) => ({ input: { type: 'cancel_requested' as const, entryId, prNumber: 1 } });
+  const tick = { input: { type: 'tick' as const } };
+  const items = [cancel('x'), tick, cancel('y'), submit('x'), submit('z'), submit('x'), cancel('z')];
+  expect(cancelsAfterSubmissions(items)).toEqual([tick, cancel('y'), submit('x'), submit('z'), submit('x'), cancel('x'), cancel('z')]);
 });
