@@ -5,6 +5,7 @@
  */
 import type { Stores } from '../../src/ports/stores.js';
 import { repo, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { submission } from '../runner/support/runner-fixture.js';
 
 let h: ApiHarness;
 let token: string;
@@ -86,20 +87,7 @@ test('a submit that read the queue before it was deleted is a 404, not a 200 for
 test('a submission never decided (its request failed after the claim) names itself in the 409, and a cancel lets the queue go', async () => {
   const targetBranch = freshBranch();
   const created = (await post('/v1/createQueue', targetBranch)).json() as { id: string };
-  const at = new Date();
-  const claimed = await h.stores.entries.claim({
-    queueId: created.id,
-    prNumber: 7,
-    attempt: 1,
-    state: 'NOT_READY',
-    priority: 100,
-    noBatch: false,
-    submittedAt: at,
-    stateChangedAt: at,
-    concludedAt: null,
-    facts: null,
-    timeline: [{ at, state: 'NOT_READY', reason: 'submitted' }],
-  });
+  const claimed = await h.stores.entries.claim(submission(created.id, 7, new Date(), null));
   expect(claimed.ok).toBe(true);
   const refused = await post('/v1/deleteQueue', targetBranch);
   expect(refused.statusCode).toBe(409);

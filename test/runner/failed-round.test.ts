@@ -61,7 +61,8 @@ async function decisionsOfSubmission(queueId: string, entryId: string): Promise<
 test('a round that fails before storing its decision leaves a handed input to the inbox: answered, then decided once', async () => {
   const { queue, a, fail, entryId, submitted } = await writerWithSubmission();
   fail.pending = true;
-  // Another input at the same moment makes the round read the inbox, which fails.
+  // A kick marks the inbox as maybe holding inputs: the round that takes the handed submission reads it, and fails
+  // (the kick's own round, or the one after it, which the failed one marks again).
   a.kick(queue.id);
   await expect(a.dispatch(queue.id, submitted)).resolves.toBe(false);
   expect((await db.stores.engine.pending(queue.id, 10)).map((item) => item.input)).toEqual([submitted]);
