@@ -3,7 +3,7 @@ import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
 import { headOf, normalizeBase, token } from './content.js';
 import type { EngineEntry, EngineEvent, EngineRun, EngineState, HostOutageCause, PrFacts } from './model.js';
-import { holdsModeRuns } from './mode-switch.js';
+import { modeRunsUndecided } from './mode-switch.js';
 import { runOf } from './order.js';
 import { finishProbe, forgetProbe, runsAndProbes } from './probes.js';
 
@@ -189,13 +189,14 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
     }
     case 'config_changed': {
       const currentMode = state.config.mode;
-      const busy = holdsModeRuns(state);
       state.requestedState = event.requestedState;
       ctx.allAdmissionInputsChanged(); // The mode or merge method may admit or demote any PR.
       // An operator changed the queue after a blocked landing: try landing again.
       state.landingBlocked = null;
+      const busy = modeRunsUndecided(state);
       if (event.config.mode !== currentMode && busy) {
-        // Runs in flight (or passed, waiting to land) were built for the current mode: it stays until they are decided.
+        // Runs in flight (or passed, waiting to land) were built for the current mode: it stays until they are decided
+        // (the queue's steps end the switch: settle endModeSwitch).
         state.config = { ...event.config, mode: currentMode };
         state.switchingToMode = event.config.mode;
       } else {

@@ -51,13 +51,45 @@ test('paused during a switch, a passed run holds it; resumed, the run lands and 
 });
 
 test('a passed run whose landing is blocked does not hold a switch in a running queue: the switch ends', () => {
-  const q = queue();
+  const q = queue({ concurrency: 2 });
   q.submit(1);
+  q.submit(2);
   q.send({ type: 'run_finished', runId: 'r1', passed: true });
   q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Protected branch update failed' });
-  expect(q.state.landingBlocked).not.toBeNull();
-  // The mode change lifts the block, the landing is blocked again: the switch does not wait for it.
+  // The mode change lifts the block (r1 lands again) while r2 runs: switching.
   q.update({ mode: 'parallel' });
+  expect(q.state.switchingToMode).toBe('parallel');
+  expect(q.merges()).toBe(2);
   q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Protected branch update failed' });
+  expect(q.state.switchingToMode).toBe('parallel');
+  // r2 ends: only passed runs the blocked landing holds back are left, and they do not hold the switch.
+  q.send({ type: 'run_finished', runId: 'r2', passed: true });
   expect(q.state).toMatchObject({ switchingToMode: null, config: expect.objectContaining({ mode: 'parallel' }) });
+});
+
+test('a passed run held back by a host outage holds the switch (an outage is not a verdict); it lands, then the mode changes', () => {
+  const q = queue();
+  q.submit(1);
+  q.update({ mode: 'parallel' });
+  q.send({ type: 'host_unavailable', message: 'GitHub answered 502', cause: 'actions' });
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  for (let i = 0; i < 3; i++) q.send({ type: 'tick' });
+  expect(q.state.switchingToMode).toBe('parallel');
+  expect(q.state.runs.map((r) => [r.id, r.status])).toEqual([['r1', 'passed']]);
+  expect(q.merges()).toBe(0);
+
+  q.send({ type: 'host_recovered', cause: 'actions' });
+  expect(q.merges()).toBe(1);
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' });
+  expect(q.state).toMatchObject({ switchingToMode: null, config: expect.objectContaining({ mode: 'parallel' }), entries: [] });
+});
+
+test('a pause given with the mode change holds a passed run: judged as the queue stands after the change', () => {
+  const q = queue();
+  q.submit(1);
+  q.update({}, 'PAUSED');
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.update({ mode: 'parallel' }, 'PAUSED');
+  expect(q.state).toMatchObject({ switchingToMode: 'parallel', config: expect.objectContaining({ mode: 'single' }) });
+  expect(q.state.runs.map((r) => [r.id, r.status])).toEqual([['r1', 'passed']]);
 });
