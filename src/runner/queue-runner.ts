@@ -605,7 +605,8 @@ export class QueueRunner {
       // Read only when something may be there: most inputs of a busy writer were handed over.
       inbox = this.inboxMayHold.delete(queueId) ? await engine.pending(queueId, BATCH) : [];
       if (inbox.length === BATCH) this.inboxMayHold.add(queueId);
-      const items = cancelsAfterSubmissions(first ? [...inbox, ...handed.map((h) => h.item)] : inbox);
+      const holding = entryIndex(worker.state.entries);
+      const items = cancelsAfterSubmissions(first ? [...inbox, ...handed.map((h) => h.item)] : inbox, (entryId) => holding.has(entryId));
       if (items.length === 0) break;
       // What arrives from now on is decided in the next round, which its sender asked for.
       await this.withRecordedConfig(worker, items);

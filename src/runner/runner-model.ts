@@ -37,16 +37,19 @@ export function submissionOf(input: RunnerInput): Extract<EngineEvent, { type: '
 }
 
 /**
- * A round's inputs in the order they are decided: a cancel goes after a submission of the same entry in the round.
- * Inputs from several replicas do not arrive in the order they were sent (the inbox orders by id, whose part within
- * a second is per process; a handed input goes after the inbox's): a cancel decided before the submission it answered
- * ended an entry the engine then held and tested, and the PR was queued after the cancel's 200.
+ * A round's inputs in the order they are decided: a cancel of an entry the engine does not hold (`held`: before the
+ * round) goes after the entry's submission in the round, the one it can only have been sent for (a cancel of an
+ * entry that ended is sent only when a submission of it waits). Inputs from several replicas do not arrive in the
+ * order they were sent (the inbox orders by id, whose part within a second is per process; a handed input goes after
+ * the inbox's): a cancel decided before the submission it answered ended an entry the engine then held and tested, and
+ * the PR was queued after the cancel's 200. A cancel of a held entry keeps its place: a submission after it may be
+ * a later request, sent once the cancel was answered.
  */
-export function cancelsAfterSubmissions<T extends { input: RunnerInput }>(items: T[]): T[] {
+export function cancelsAfterSubmissions<T extends { input: RunnerInput }>(items: T[], held: (entryId: string) => boolean): T[] {
   const lastSubmission = new Map<string, number>();
   items.forEach((item, index) => {
     const submission = submissionOf(item.input);
-    if (submission) lastSubmission.set(submission.entryId, index);
+    if (submission && !held(submission.entryId)) lastSubmission.set(submission.entryId, index);
   });
   const movedAfter = new Map<number, T[]>();
   const ordered: T[] = [];
