@@ -64,7 +64,7 @@ export class DeliveryHandler {
       const heartbeat = setInterval(() => void deliveries.stillHandling(delivery.id, this.now()).catch(() => undefined), this.heartbeat().everyMs);
       heartbeat.unref();
       try {
-        await receiver.receive({ id: delivery.id, name: delivery.name, payload: JSON.parse(bodyOf(delivery.payloadJson)) as unknown });
+        await receiver.receive({ id: delivery.id, name: delivery.name, payload: JSON.parse(await bodyOf(delivery.payloadJson)) as unknown });
       } finally {
         clearInterval(heartbeat);
       }

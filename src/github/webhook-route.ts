@@ -2,10 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { sendError } from '../api/errors.js';
 import type { DeliveryStore } from '../ports/delivery-store.js';
 import { MAX_DELIVERY_ATTEMPTS, type DeliveryHandler } from './delivery-handler.js';
-import { recordedBody } from './recorded-body.js';
+import { recordedBody, WEBHOOK_BODY_LIMIT_BYTES } from './recorded-body.js';
 
-/** GitHub's own cap on webhook payloads. */
-export const WEBHOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 export const WEBHOOK_PATH = '/api/github/webhooks';
 
 /** The little of Probot's webhooks the route needs. */

@@ -98,5 +98,5 @@ test('a 20 MiB body, recorded gzipped, is kept in one document and read back by 
   const at = new Date('2026-11-02T10:00:00Z');
   expect(await db.stores.deliveries.record({ id: 'big-1', name: 'pull_request', payloadJson: recorded!, receivedAt: at })).toBe(true);
   const [found] = (await db.stores.deliveries.unhandled(new Date(at.getTime() + 1), 5, 10)).filter((d) => d.id === 'big-1');
-  expect(found && bodyOf(found.payloadJson)).toBe(body);
+  expect(found && (await bodyOf(found.payloadJson))).toBe(body);
 });
