@@ -82,9 +82,11 @@ export function githubApp(deps: GitHubAppDeps) {
           // The label now agrees with the queue (put on a PR it holds, the App's own putting back among them; taken off
           // one it does not): nothing changes, nothing to say.
           if (removed !== queued) return;
-          // A label taken off a PR the queue holds is put back: the runner's next read of the PR's labels would take
-          // it out without it (engine applyFacts), whoever took it off.
-          const restored = removed && (await restoreLabel(context, pr.number, queue.config.enqueueingLabel));
+          // A label a person took off a PR the queue holds is put back: the label says the PR is queued (and until the
+          // first read of the PR since its submission, that read would take it out without it: engine applyFacts).
+          // Not a bot's: one that takes the label off whenever it is put on would fight the App for ever.
+          const person = (payload.sender as { type?: string } | undefined)?.type === 'User';
+          const restored = removed && person && (await restoreLabel(context, pr.number, queue.config.enqueueingLabel, pr.updated_at));
           await reply(
             replyTo(
               `@${sender}, only people with write access to this repository can ${removed ? 'remove' : 'queue'} pull requests with the \`${queue.config.enqueueingLabel}\` label; ${restored ? 'the label is back, and ' : ''}nothing changed in the queue.`,
@@ -252,9 +254,15 @@ async function hasLabel(context: Context, issueNumber: number, name: string): Pr
   return labels.some((label) => label.name.toLowerCase() === name.toLowerCase());
 }
 
-/** Puts the label back on a PR (unless it is back already); whether it did. */
-async function restoreLabel(context: Context, prNumber: number, label: string): Promise<boolean> {
-  if (await hasLabel(context, prNumber, label)) return false;
+/**
+ * Puts the label back on a PR, unless it is back already or the PR changed after the removal (`removedAt`, its
+ * `updated_at` then): a removal handled late must not undo what someone did since (a writer putting the label back
+ * and taking it off again to take the PR out). Whether it did.
+ */
+async function restoreLabel(context: Context, prNumber: number, label: string, removedAt: string | undefined): Promise<boolean> {
+  const { data: issue } = await context.octokit.rest.issues.get(context.repo({ issue_number: prNumber }));
+  if (issue.labels.some((l) => (typeof l === 'string' ? l : l.name ?? '').toLowerCase() === label.toLowerCase())) return false;
+  if (removedAt === undefined || Date.parse(issue.updated_at) > Date.parse(removedAt)) return false;
   await context.octokit.rest.issues.addLabels(context.repo({ issue_number: prNumber, labels: [label] }));
   return true;
 }

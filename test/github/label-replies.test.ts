@@ -80,3 +80,30 @@ test('triage taking the label off a PR the queue does not hold, or putting it on
     await app.fake.close();
   }
 });
+
+// Found by review of the restore: a bot that takes the label off whenever it is put on would fight the App for ever, and
+// a removal handled late (a retried delivery) must not undo what someone did to the PR since.
+test('the label is not put back after a bot took it off, nor when the PR changed after the removal', async () => {
+  let at = Date.parse('2026-11-29T10:00:00Z');
+  const app = await appOnFakeGitHub({ queued: [1, 2], now: () => new Date(at) });
+  try {
+    app.repo.setPermission('trina', 'triage');
+    const botted = app.repo.openPullRequest({ title: 'Labelled', user: 'bob', labels: ['merge-queue'] });
+    const late = app.repo.openPullRequest({ title: 'Labelled too', user: 'bob', labels: ['merge-queue'] });
+    await handled(app, ['pull_request'], () => app.repo.removeLabel(botted, 'merge-queue', 'label-police[bot]'));
+    expect(app.repo.pullRequest(botted).labels).toEqual([]);
+    expect(app.repo.comments(botted).map((c) => c.body)).toEqual([expect.stringMatching(/@label-police\[bot\], only people with write access .* label; nothing changed in the queue\./)]);
+
+    app.fake.webhooks.drop();
+    app.repo.removeLabel(late, 'merge-queue', 'trina');
+    const [removal] = app.fake.webhooks.drop();
+    at += 5_000;
+    app.repo.editPullRequest(late, { title: 'Edited since' }, 'bob');
+    await app.probot.receive({ id: 'd-late', name: 'pull_request', payload: removal!.payload } as Parameters<typeof app.probot.receive>[0]);
+    expect(app.repo.pullRequest(late).labels).toEqual([]);
+    expect(app.repo.comments(late).map((c) => c.body)).toEqual([expect.not.stringContaining('the label is back')]);
+    expect(app.calls).toEqual([]);
+  } finally {
+    await app.fake.close();
+  }
+});
