@@ -18,6 +18,7 @@ import { CiHistoryKeeper } from './ci-history-keeper.js';
 import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
 import { entryIndex } from '../engine/entry-index.js';
+import { isTerminal } from '../domain/pull-request-state.js';
 import { runsAndProbes } from '../engine/probes.js';
 import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
 import { StateElsewhere } from './state-elsewhere.js';
@@ -236,6 +237,24 @@ export class QueueRunner {
     // What becomes of the input is told by `decided` (decided, left to the inbox, or failed with the round).
     this.decide(queueId).catch(() => undefined);
     return decided;
+  }
+
+  /**
+   * A submission taken in after a cancel of it was decided (the cancel came first, in an earlier round: sent to another
+   * replica while this one had claimed the submission and not yet handed it over): its entry is stored CANCELLED while
+   * the engine now holds it. The engine is told to cancel it too (through the inbox, decided next), so the two agree
+   * again. In memory for what this process wrote; a read only for an entry it did not write.
+   */
+  private async cancelEndedOnArrival(worker: QueueWorker, actions: RunnerAction[]): Promise<void> {
+    const { entries } = this.options.stores;
+    for (const action of actions) {
+      if (action.type !== 'record_entry' || !entryIndex(worker.state.entries).has(action.entryId)) continue;
+      const stored = entries.lastWritten(action.entryId) ?? (await entries.findById(action.entryId));
+      if (!stored || !isTerminal(stored.state)) continue;
+      this.options.log.warn({ queueId: worker.queueId, prNumber: action.prNumber }, 'a submission arrived after its cancel: cancelling it in the engine too');
+      await this.enqueue(worker.queueId, { type: 'cancel_requested', entryId: action.entryId, prNumber: action.prNumber }, this.now());
+      this.kick(worker.queueId);
+    }
   }
 
   /**
@@ -708,6 +727,7 @@ export class QueueRunner {
         if (recordsRuns) worker.ciHistory.recordingRuns();
         const [, recorded] = await Promise.all([engine.acknowledge(inbox.map((item) => item.id)), recordDecision(this.context(worker), version, decided.actions)]);
         if (recordsRuns) worker.ciHistory.recordedRuns(recorded.finishedRuns);
+        await this.cancelEndedOnArrival(worker, decided.actions);
         // Views cached by this version know they are stale (see EnqueuedEntriesCache); before any waiter is answered.
         await engine.advanceCursor(queueId, 'recordedThrough', version);
         // As the log holds it (JSON), for the host-action loop, once recorded: a loop already busy takes it at its next

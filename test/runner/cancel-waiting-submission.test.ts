@@ -86,3 +86,21 @@ test('cancelsAfterSubmissions moves a cancel of an entry not held after its last
   // Held (queued before the round): a submit after the cancel may be a later request, sent once the cancel was answered.
   expect(cancelsAfterSubmissions(items, (entryId) => entryId === 'x')).toEqual(items);
 });
+
+// Found by review: the window left open. Replica A has claimed a submission and not yet handed it over (it reads the PR's
+// targets); B's cancel finds the claim and goes to the inbox; A decides the cancel in a round of its own, then the
+// submission. The entry is stored CANCELLED (written from its claim by the cancel) while the engine held and tested it.
+test('a submission decided after its cancel, in a later round: the engine is told to cancel it too, and agrees with the entry', async () => {
+  const { queue, a, b } = await twoReplicas();
+  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
+  await db.stores.engine.enqueue(queue.id, { queueId: queue.id, input: { type: 'cancel_requested', entryId, prNumber: 1 }, at: Date.now() });
+  await a.settled(queue.id);
+  expect((await db.stores.entries.findById(entryId))?.state).toBe('CANCELLED');
+
+  await a.dispatch(queue.id, submitted);
+  await a.settled(queue.id);
+  expect((await a.engineState(queue.id))?.entries).toEqual([]);
+  const entry = await db.stores.entries.findById(entryId);
+  expect(entry?.timeline.map((t) => t.state)).toEqual(['NOT_READY', 'CANCELLED']);
+  await Promise.all([a.stop(), b.stop()]);
+});
