@@ -248,10 +248,13 @@ async function installationNow(octokit: Awaited<ReturnType<Probot['auth']>>, rep
   }
 }
 
+/** GitHub compares label names case-insensitively. */
+const sameLabel = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
 /** Whether the PR (or issue) carries the label `name` now, as GitHub says (label names compare case-insensitively). */
 async function hasLabel(context: Context, issueNumber: number, name: string): Promise<boolean> {
   const labels = await context.octokit.paginate(context.octokit.rest.issues.listLabelsOnIssue, context.repo({ issue_number: issueNumber, per_page: 100 }));
-  return labels.some((label) => label.name.toLowerCase() === name.toLowerCase());
+  return labels.some((label) => sameLabel(label.name, name));
 }
 
 /**
@@ -261,7 +264,7 @@ async function hasLabel(context: Context, issueNumber: number, name: string): Pr
  */
 async function restoreLabel(context: Context, prNumber: number, label: string, removedAt: string | undefined): Promise<boolean> {
   const { data: issue } = await context.octokit.rest.issues.get(context.repo({ issue_number: prNumber }));
-  if (issue.labels.some((l) => (typeof l === 'string' ? l : l.name ?? '').toLowerCase() === label.toLowerCase())) return false;
+  if (issue.labels.some((l) => sameLabel(typeof l === 'string' ? l : (l.name ?? ''), label))) return false;
   if (removedAt === undefined || Date.parse(issue.updated_at) > Date.parse(removedAt)) return false;
   await context.octokit.rest.issues.addLabels(context.repo({ issue_number: prNumber, labels: [label] }));
   return true;

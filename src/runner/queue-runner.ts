@@ -207,8 +207,12 @@ export class QueueRunner {
    * Looks at the inbox's first INBOX_LOOK inputs (it is emptied at every poll).
    */
   async submissionWaits(queueId: string, entryId: string): Promise<boolean> {
-    const waiting = await this.options.stores.engine.pending(queueId, INBOX_LOOK);
-    return waiting.some(({ input }) => submissionOf(input)?.entryId === entryId);
+    return (await this.inboxSubmissions(queueId)).some((submission) => submission.entryId === entryId);
+  }
+
+  /** The submissions among the inbox's first INBOX_LOOK inputs. */
+  private async inboxSubmissions(queueId: string) {
+    return (await this.options.stores.engine.pending(queueId, INBOX_LOOK)).flatMap(({ input }) => submissionOf(input) ?? []);
   }
 
   /**
@@ -216,9 +220,9 @@ export class QueueRunner {
    * inputs): submitted and answered, not decided yet (a deletion of the queue now would lose them).
    */
   private async waitingSubmissions(queueId: string): Promise<number[]> {
-    const handed = (this.handed.get(queueId) ?? []).map(({ item }) => item.input);
-    const inbox = (await this.options.stores.engine.pending(queueId, INBOX_LOOK)).map(({ input }) => input);
-    return [...new Set([...handed, ...inbox].flatMap((input) => submissionOf(input)?.prNumber ?? []))].sort((a, b) => a - b);
+    const handed = (this.handed.get(queueId) ?? []).flatMap(({ item }) => submissionOf(item.input) ?? []);
+    const waiting = [...handed, ...(await this.inboxSubmissions(queueId))];
+    return [...new Set(waiting.map((submission) => submission.prNumber))].sort((a, b) => a - b);
   }
 
   /**
