@@ -59,8 +59,11 @@ export interface EngineStore {
   /** Queue ids with an engine state (the runner resumes them at start-up). */
   queueIds(): Promise<string[]>;
 
-  /** Records an event for the queue's writer; answers its inbox id. */
-  enqueue(queueId: string, item: Omit<InboxItem, 'id'>): Promise<string>;
+  /**
+   * Records an event for the queue's writer; answers its inbox id. The inbox is read in id order; `after`: an inbox
+   * id this event must be read after (an id of the same second from another process may sort either way).
+   */
+  enqueue(queueId: string, item: Omit<InboxItem, 'id'>, options?: { after?: string }): Promise<string>;
   pending(queueId: string, limit: number): Promise<InboxItem[]>;
   acknowledge(ids: string[]): Promise<void>;
   /** Queues with events waiting, for the poll loop. */

@@ -261,12 +261,12 @@ export function pullRequestService(
         // A submission of the PR may wait for its decision in the inbox (sent to a replica that is not the writer, or
         // its round failed), the stored state not telling (ended, or as claimed): the cancel is for it, decided after
         // it. Handed to the writer, it could be decided first, and be lost: the PR queued after a 200.
-        const waits = await runner.submissionWaits(entry.queueId, entry.id);
-        if (!waits && entry.state === 'CANCELLED') return found; // Cancelling twice is a no-op, so clients may retry.
-        if (!waits && isTerminal(entry.state)) {
+        const waiting = await runner.waitingSubmission(entry.queueId, entry.id);
+        if (waiting === null && entry.state === 'CANCELLED') return found; // Cancelling twice is a no-op, so clients may retry.
+        if (waiting === null && isTerminal(entry.state)) {
           return invalid(`Pull request #${ref.prNumber} is not in the queue: it is already ${entry.state}.`);
         }
-        const decidedHere = await runner.dispatch(entry.queueId, { type: 'cancel_requested', entryId: entry.id, prNumber: entry.prNumber }, { afterInbox: waits });
+        const decidedHere = await runner.dispatch(entry.queueId, { type: 'cancel_requested', entryId: entry.id, prNumber: entry.prNumber }, waiting === null ? {} : { after: waiting });
         return succeed({ queue: found.value.queue, entry: await entryAfter(entry, decidedHere) });
       });
     },

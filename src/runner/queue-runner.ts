@@ -67,7 +67,7 @@ type HandedProgress = { handed: 'unsent' | 'storing' | 'stored' };
 
 /** Inbox entries applied per decision. */
 const BATCH = 200;
-/** Inbox inputs `submissionWaits` looks through. */
+/** Inbox inputs `waitingSubmission` looks through. */
 const INBOX_LOOK = 1_000;
 /** Stop acting this long before the lease runs out: the next writer may start right after it. */
 const LEASE_MARGIN_MS = 2_000;
@@ -186,11 +186,12 @@ export class QueueRunner {
    * writer it decides on its next poll. True when this replica decided and
    * recorded it (its effects are then what this process last wrote).
    */
-  async dispatch(queueId: string, input: RunnerInput, options: { afterInbox?: boolean } = {}): Promise<boolean> {
+  async dispatch(queueId: string, input: RunnerInput, options: { after?: string } = {}): Promise<boolean> {
     const worker = this.workers.get(queueId);
-    // `afterInbox`: decided after what the inbox holds now (a handed input goes before what this replica has not read there).
-    if (worker && this.leaseValid(worker) && !options.afterInbox) return this.handOver(queueId, input);
-    const id = await this.enqueue(queueId, input, this.now());
+    // `after`: an inbox input this one is decided after (handed over, it would go before what this replica has not
+    // read there; put in the inbox, it is read after it, whichever replica's id sorts first).
+    if (worker && this.leaseValid(worker) && options.after === undefined) return this.handOver(queueId, input);
+    const id = await this.enqueue(queueId, input, this.now(), options.after);
     const decided = new Promise<void>((resolve) => this.waiters.set(id, resolve));
     // A failed round leaves the input in the inbox, durable: the next poll decides it, and the request is answered
     // as one another replica decides (a failed round is not a failed request).
@@ -202,17 +203,20 @@ export class QueueRunner {
   }
 
   /**
-   * Whether a submission of the entry waits in the queue's inbox, not decided yet (sent to a replica that is not the
-   * writer, or left there by a failed round): a request judged by the entry's stored state (ended) may be about it.
-   * Looks at the inbox's first INBOX_LOOK inputs (it is emptied at every poll).
+   * The inbox id of the entry's last submission waiting there, not decided yet (sent to a replica that is not the
+   * writer, or left there by a failed round), or null: a request judged by the entry's stored state (ended) may be
+   * about it. Looks at the inbox's first INBOX_LOOK inputs (it is emptied at every poll).
    */
-  async submissionWaits(queueId: string, entryId: string): Promise<boolean> {
-    return (await this.inboxSubmissions(queueId)).some((submission) => submission.entryId === entryId);
+  async waitingSubmission(queueId: string, entryId: string): Promise<string | null> {
+    return (await this.inboxSubmissions(queueId)).findLast((submission) => submission.entryId === entryId)?.inboxId ?? null;
   }
 
-  /** The submissions among the inbox's first INBOX_LOOK inputs. */
+  /** The submissions among the inbox's first INBOX_LOOK inputs, with their inbox ids. */
   private async inboxSubmissions(queueId: string) {
-    return (await this.options.stores.engine.pending(queueId, INBOX_LOOK)).flatMap(({ input }) => submissionOf(input) ?? []);
+    return (await this.options.stores.engine.pending(queueId, INBOX_LOOK)).flatMap(({ id, input }) => {
+      const submission = submissionOf(input);
+      return submission ? [{ ...submission, inboxId: id }] : [];
+    });
   }
 
   /**
@@ -267,9 +271,9 @@ export class QueueRunner {
    * the write showed, took the first mark away, and the next round must read it again (else the input waited for a
    * poll, and a newer input handed over meanwhile was decided before it).
    */
-  private async enqueue(queueId: string, input: RunnerInput, at: number): Promise<string> {
+  private async enqueue(queueId: string, input: RunnerInput, at: number, after?: string): Promise<string> {
     this.inboxMayHold.add(queueId);
-    const id = await this.options.stores.engine.enqueue(queueId, { queueId, input, at });
+    const id = await this.options.stores.engine.enqueue(queueId, { queueId, input, at }, after === undefined ? {} : { after });
     this.inboxMayHold.add(queueId);
     return id;
   }

@@ -8,11 +8,23 @@ import { gitHostRegistry } from '../../src/ports/git-host.js';
 import { pullRequestService } from '../../src/queue/pull-request-service.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
 import { cancelsAfterSubmissions } from '../../src/runner/runner-model.js';
-import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { ObjectId } from 'mongodb';
+import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDatabaseWithDriver } from './support/runner-fixture.js';
 
-const db = useRunnerDatabase('cancel_waiting');
+const db = useRunnerDatabaseWithDriver('cancel_waiting');
 // The PR is open (a host answering no PR would end it on its own, whatever the cancel did).
-const hosts = gitHostRegistry({ 'fake.example': quietHost({ readPullRequest: async (_repo, n) => prFacts(n) }) });
+/** Runs started on the host: one for a PR whose cancel was answered is a run the engine should never have started. */
+let runsStarted = 0;
+const quiet = quietHost();
+const hosts = gitHostRegistry({
+  'fake.example': quietHost({
+    readPullRequest: async (_repo, n) => prFacts(n),
+    startTestRun: (request) => {
+      runsStarted++;
+      return quiet.startTestRun(request);
+    },
+  }),
+});
 
 let counter = 0;
 /** Replica A writes the queue; replica B (its own runner and use cases) answers requests and decides nothing. */
@@ -74,6 +86,41 @@ test('a cancel decided in the same round as the submission it answers goes after
 
   expect((await db.stores.entries.findById(entryId))?.state).toBe('CANCELLED');
   expect((await a.engineState(queue.id))?.entries).toEqual([]);
+  await Promise.all([a.stop(), b.stop()]);
+});
+
+// The inbox is read in id order, BATCH inputs a round. ObjectIds of one second from two processes sort by their process
+// part, and a replica's clock may run ahead: a cancel written by B could sort before the new attempt A's replica wrote.
+// A round whose read ended between them decided the cancel alone (no entry held: nothing), then the attempt, and the
+// PR was queued after the cancel was answered 200.
+test('a cancel goes into the inbox after the waiting submission it answers, whatever id the submission has: never split from it', async () => {
+  const { queue, a, b, onA, onB, ref } = await twoReplicas();
+  expect((await onA.submit(ref)).ok).toBe(true);
+  expect((await onA.cancel(ref)).ok).toBe(true);
+  // 199 inputs wait ahead: a round reads them and one more.
+  await Promise.all(Array.from({ length: 199 }, () => db.stores.engine.enqueue(queue.id, { queueId: queue.id, input: { type: 'tick' }, at: Date.now() })));
+  expect((await onB.submit(ref)).ok).toBe(true);
+  // The new attempt as another replica would have written it, its clock 5 seconds ahead and its process part the highest.
+  const inbox = db.raw.collection('queue_inbox');
+  const attempt = (await inbox.find({ queueId: queue.id }).toArray()).find((doc) => (JSON.parse(doc.inputJson as string) as { type: string }).type === 'resubmitted');
+  if (!attempt) throw new Error('the new attempt waits in the inbox');
+  const later = new ObjectId(`${(Math.floor(Date.now() / 1000) + 5).toString(16)}ffffffffffffffff`);
+  await inbox.deleteOne({ _id: attempt._id });
+  await inbox.insertOne({ ...attempt, _id: later });
+
+  runsStarted = 0;
+  expect((await onB.cancel(ref)).ok).toBe(true);
+  const order = (await inbox.find({ queueId: queue.id }).sort({ _id: 1 }).toArray()).map((doc) => (JSON.parse(doc.inputJson as string) as { type: string }).type);
+  expect(order.slice(-2)).toEqual(['resubmitted', 'cancel_requested']);
+  await a.settled(queue.id);
+  await a.settled(queue.id);
+  await a.settled(queue.id);
+
+  const entry = await db.stores.entries.find(queue.id, 1);
+  expect(entry?.attempt).toBe(2);
+  expect(entry?.state).toBe('CANCELLED');
+  expect((await a.engineState(queue.id))?.entries).toEqual([]);
+  expect(runsStarted).toBe(0);
   await Promise.all([a.stop(), b.stop()]);
 });
 

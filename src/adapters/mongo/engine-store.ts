@@ -5,6 +5,7 @@ import type { InboxItem, RunnerAction, RunnerInput } from '../../runner/runner-m
 import { isDuplicateKeyError, isServerAnswer } from './errors.js';
 import { GroupedWrites } from './grouped-writes.js';
 import { engineModels } from './models/engine.js';
+import { idAfter, parseObjectId } from './object-id.js';
 
 type SnapshotDoc = { _id: string; queueId: string; version: number; stateJson: string };
 type DecisionDoc = { _id: string; queueId: string; version: number; epoch: number; itemsJson: string; actionsJson: string; together?: boolean };
@@ -171,8 +172,8 @@ export function mongoEngineStore(connection: Connection): EngineStore {
       snapshotsGrouped = true;
       return [...new Set([...leased.map((g) => g._id), ...snapshotted.map((g) => g._id), ...legacy.map((d) => d._id)])];
     },
-    async enqueue(queueId, item) {
-      const doc = { _id: new Types.ObjectId(), queueId, inputJson: JSON.stringify(item.input), at: item.at };
+    async enqueue(queueId, item, options = {}) {
+      const doc = { _id: idAfter(options.after === undefined ? null : parseObjectId(options.after)), queueId, inputJson: JSON.stringify(item.input), at: item.at };
       await inboxInserts.write(doc);
       return doc._id.toHexString();
     },
