@@ -55,7 +55,7 @@ export type TestRunStarted =
     }
   /** The PR whose head does not apply on top of what is before it. */
   | { ok: false; reason: 'merge_conflict'; prNumber: number }
-  /** Nothing says which checks must pass: the queue never merges on zero checks. */
+  /** Nothing says which checks must pass: the queue never merges on zero checks (no PR's fault: landing stops). */
   | { ok: false; reason: 'no_required_statuses'; message: string }
   /** The host would refuse to land it whatever the tests say (protection, settings): no CI is spent. */
   | { ok: false; reason: 'cannot_land'; message: string }

@@ -271,13 +271,9 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
     return;
   }
   const finishedAt = new Date(ctx.now());
-  if (started.reason === 'no_required_statuses') {
-    await stores.testRuns.update(record.id, { status: 'failed', finishedAt, failureStatuses: [started.message] });
-    await ctx.report({ type: 'run_finished', runId: run.id, passed: false, failedChecks: [started.message] });
-    return;
-  }
-  if (started.reason === 'cannot_land') {
-    // Not the PRs' fault: the run ends untested and the queue stops landing until an operator acts.
+  if (started.reason === 'cannot_land' || started.reason === 'no_required_statuses') {
+    // Not the PRs' fault (the repository's protection, or no checks named anywhere): the run ends untested and the
+    // queue stops landing until an operator acts; the PRs keep their places.
     await stores.testRuns.update(record.id, { status: 'cancelled', finishedAt, failureStatuses: [started.message] });
     await ctx.report({ type: 'landing_impossible', runId: run.id, message: started.message });
     return;

@@ -198,13 +198,35 @@ test('a webhook redelivered twice is applied once', async () => {
   expect(entry?.attempt).toBe(1);
 });
 
-test('required checks missing → the run fails with a clear reason and nothing merges', async () => {
+// No checks named anywhere is the repository's configuration, no PR's verdict: landing stops, the PR keeps its place.
+test('required checks missing → nothing is built or merged, the queue says why, the PR waits; once checks are named it lands', async () => {
   const { repo, ref } = await queueFor({});
   const n = repo.openPullRequest({ title: 'No checks anywhere' });
   repo.addLabel(n, 'merge-queue');
-  const failed = await waitForState(ref, n, 'FAILED');
-  expect(JSON.stringify(failed.timeline)).toMatch(/No required status checks/);
-  expect(repo.pullRequest(n).merged).toBe(false);
+  let problems: Array<{ kind: string; message: string }> = [];
+  await h.fake.waitFor(
+    async () => {
+      problems = (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems as typeof problems;
+      return problems.length > 0;
+    },
+    { timeoutMs: 20_000, message: 'the queue to report a problem' },
+  );
+  expect(problems).toEqual([expect.objectContaining({ kind: 'landing_blocked', message: expect.stringMatching(/No required status checks[\s\S]*update the queue/) })]);
+  const waiting = await prState(ref, n);
+  expect(waiting.state).not.toBe('FAILED');
+  expect(waiting.waitingReason).toMatch(/No required status checks/);
+  expect(repo.branches().filter((b) => b.startsWith('mq/'))).toEqual([]);
+
+  // The operator names the check: the PR is built, tested and lands.
+  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
+  try {
+    expect((await h.api('/v1/updateQueue', { repo: ref, targetBranch: 'main', requiredStatuses: ['ci'] })).status).toBe(200);
+    await waitForState(ref, n, 'MERGED');
+    expect(repo.pullRequest(n).merged).toBe(true);
+    expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems).toEqual([]);
+  } finally {
+    stopCi();
+  }
 });
 
 test('a label added by someone without write access (triage) does not queue the PR, and says why', async () => {

@@ -276,7 +276,7 @@ describe('startTestRun', () => {
     expect(started).toEqual({
       ok: false,
       reason: 'no_required_statuses',
-      message: "No required status checks are configured for main (branch protection, rulesets or the queue's requiredStatuses); the queue never merges untested code.",
+      message: "No required status checks are configured for main (branch protection, rulesets or the queue's requiredStatuses); the queue never merges untested code. Name the checks CI reports, then update the queue to resume.",
     });
     expect(scope.isDone()).toBe(true);
   });

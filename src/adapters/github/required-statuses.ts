@@ -10,7 +10,7 @@ export interface RequiredStatuses {
 
 /** Why a run cannot start when nothing names a required check. */
 export function noRequiredStatusesMessage(branch: string): string {
-  return `No required status checks are configured for ${branch} (branch protection, rulesets or the queue's requiredStatuses); the queue never merges untested code.`;
+  return `No required status checks are configured for ${branch} (branch protection, rulesets or the queue's requiredStatuses); the queue never merges untested code. Name the checks CI reports, then update the queue to resume.`;
 }
 
 /**
