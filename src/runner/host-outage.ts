@@ -99,6 +99,42 @@ export async function carryOutThroughOutages(ctx: ActionContext, action: RunnerA
  */
 export const RACES_LOST_BEFORE_OUTAGE = 3;
 
+/**
+ * A host action not answered for this long is an outage, though nothing failed: the GitHub client waits out a rate
+ * limit inside one call (up to the limit's reset, an hour) and backs off from 5xx answers, and meanwhile the queue's
+ * other actions wait behind it and test results cannot be read either. Reported, the engine holds its test
+ * time-outs (found by review: runs timed out, and their PRs failed, while the client waited out a rate limit).
+ * Longer than any one action takes when the host answers: a batch's landing, writes spaced a second apart, is well
+ * under a minute.
+ */
+export const SLOW_ANSWER_MS = 120_000;
+
+/**
+ * Watches one step of host actions: once it has run SLOW_ANSWER_MS (or `afterMs`) with no outage known, the engine
+ * hears the host is unavailable. `settled(true)` when the step went through says the outage is over if nothing else
+ * did (carryOutThroughOutages says so itself for an action it retried).
+ */
+export function watchForSlowAnswer(tracking: OutageTracking, what: string, deps: Pick<OutageDeps, 'log' | 'metrics' | 'now' | 'report'>, afterMs = SLOW_ANSWER_MS): { settled(succeeded: boolean): Promise<void> } {
+  let reported: Promise<void> | null = null;
+  const timer = setTimeout(() => {
+    if (tracking.outage !== null) return;
+    tracking.outage = { since: deps.now(), attempts: 0 };
+    deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 1);
+    const message = `${what}: no answer from the host for ${Math.round(afterMs / 1000)} s (a rate limit waited out, or retries); test time-outs wait meanwhile`;
+    deps.log.warn({ queueId: tracking.queueId, action: what, waitedSeconds: Math.round(afterMs / 1000) }, 'the repository host has not answered; the queue counts it as an outage');
+    reported = deps.report({ type: 'host_unavailable', message, cause: 'actions' }).catch(() => undefined);
+  }, afterMs);
+  timer.unref();
+  return {
+    async settled(succeeded) {
+      clearTimeout(timer);
+      if (reported === null) return;
+      await reported;
+      if (succeeded && tracking.outage !== null) await recovered(tracking, deps);
+    },
+  };
+}
+
 async function failing(tracking: OutageTracking, action: string, error: unknown, deps: OutageDeps): Promise<void> {
   const first = tracking.outage === null;
   tracking.outage = { since: tracking.outage?.since ?? deps.now(), attempts: (tracking.outage?.attempts ?? 0) + 1 };
@@ -116,7 +152,7 @@ async function failing(tracking: OutageTracking, action: string, error: unknown,
  * No cause when an action went through: that proves the host answers and the App may act, whatever reported the
  * outage. A refusal proves less (a 403 may be the very access that is missing): it ends only the actions' outage.
  */
-async function recovered(tracking: OutageTracking, deps: OutageDeps, cause?: 'actions'): Promise<void> {
+async function recovered(tracking: OutageTracking, deps: Pick<OutageDeps, 'log' | 'metrics' | 'now' | 'report'>, cause?: 'actions'): Promise<void> {
   const since = tracking.outage?.since ?? deps.now();
   tracking.outage = null;
   deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 0);

@@ -20,7 +20,7 @@ import { initialEngineState } from '../engine/initial-state.js';
 import { entryIndex } from '../engine/entry-index.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { runsAndProbes } from '../engine/probes.js';
-import { carryOutThroughOutages, retryDelayMs } from './host-outage.js';
+import { carryOutThroughOutages, retryDelayMs, watchForSlowAnswer } from './host-outage.js';
 import { StateElsewhere } from './state-elsewhere.js';
 import type { WaitingPullRequest } from './refresh-waiting-facts.js';
 
@@ -49,6 +49,8 @@ export interface QueueRunnerOptions {
   outbox?: WebhookOutbox;
   /** Counts decisions and actions for operators. */
   metrics?: ServiceMetrics;
+  /** How long a step of host actions may go unanswered before it counts as an outage (SLOW_ANSWER_MS; tests shorten it). */
+  slowAnswerMs?: number;
 }
 
 /** An input handed to this replica's writer, and its request waiting for the decision (true: decided here). */
@@ -994,7 +996,10 @@ export class QueueRunner {
   /** Host actions carried out together, each retried through host outages; false when this replica must stop acting. */
   /** `tried`: the step may have been carried out before, its answer lost (see QueueWorker.triedThrough). */
   private async carryOut(worker: QueueWorker, step: RunnerAction[], tried = false): Promise<boolean> {
-    this.carrying.set(worker.queueId, { action: step.length === 1 ? (step[0] as RunnerAction).type : `${step.length} x ${(step[0] as RunnerAction).type}`, since: this.now() });
+    const what = step.length === 1 ? (step[0] as RunnerAction).type : `${step.length} x ${(step[0] as RunnerAction).type}`;
+    this.carrying.set(worker.queueId, { action: what, since: this.now() });
+    const watch = watchForSlowAnswer(worker, what, { log: this.options.log, ...(this.options.metrics ? { metrics: this.options.metrics } : {}), now: this.now, report: (input) => this.record(worker.queueId, input) }, this.options.slowAnswerMs);
+    let succeeded = false;
     try {
       let left = step;
       if (step.length > 1 && worker.outage === null && (await this.mayAct(worker))) {
@@ -1005,8 +1010,10 @@ export class QueueRunner {
         left = step.filter((_, index) => outcomes[index]?.status === 'rejected');
       }
       for (const action of left) if (!(await this.carryOutOnce(worker, action, tried))) return false;
+      succeeded = true;
       return true;
     } finally {
+      await watch.settled(succeeded);
       this.carrying.delete(worker.queueId);
     }
   }
