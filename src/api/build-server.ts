@@ -85,11 +85,17 @@ function protect(scope: FastifyInstance, deps: ApiDeps): void {
   });
 }
 
+/** How long a request may take to arrive, headers and body (a 25 MiB webhook over a slow link is well inside it). */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 /** Builds the HTTP server (not listening): tests drive it with inject, main.ts listens. */
 export async function buildServer(options: BuildServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // A request must arrive whole within this (Fastify's default is no limit): a caller dripping a body holds no socket
+    // for good. Answers are not timed (the dashboard's live updates stream for as long as they are watched).
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // The nearest N hops (Fastify counts from 0): X-Forwarded-Proto from them is believed.
     ...(options.trustProxyHops ? { trustProxy: (_address: string, hop: number) => hop < (options.trustProxyHops as number) } : {}),
     // Prototype-poisoning keys are dropped like any unknown field, never applied.

@@ -145,6 +145,7 @@ describe('listPullRequests: response and filters', () => {
     ['a number', 3],
     ['null', null],
     ['an object', { $in: ['MERGED'] }],
+    ['a list longer than there are states', Array.from({ length: 9 }, () => 'MERGED')],
   ])('rejects state as %s with a 400', async (_label, state) => {
     const r = await freshQueue();
     expectPlainTextError(await list(r, { state }), 400, /state/);

@@ -173,6 +173,11 @@ describe('request bodies', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  // Found by review: Fastify sets no limit by default, so a caller dripping a body held its socket (and memory) for good.
+  test('a request must arrive whole within a minute (Node closes one that does not)', () => {
+    expect(h.app.server.requestTimeout).toBe(60_000);
+  });
+
   test('a body over 20 MiB is a 413 naming the limit', async () => {
     await createQueue('too-big');
     const payload = JSON.stringify({ repo: repo(), targetBranch: 'too-big', pr: { number: 1, sha: 'abc1234abc1234abc1234abc1234abc1234abc12' }, impactedTargets: ['x'.repeat(20 * MiB)] });

@@ -125,6 +125,10 @@ test('the signature is checked over the exact bytes: any change is a 401, and no
 
 test('missing event headers are a 400; a signed non-JSON body is a 400', async () => {
   expect((await deliver('{}', { 'x-hub-signature-256': await signer.sign('{}') })).statusCode).toBe(400);
+  // Checked before the body is read (found by review: anyone could make the service read 25 MiB first).
+  const huge = 'x'.repeat(26 * 1024 * 1024);
+  expect((await deliver(huge, { 'x-hub-signature-256': 'sha256=00' })).statusCode).toBe(400);
+  expect((await deliver(huge, { 'x-github-event': 'push', 'x-github-delivery': 'd-0' })).statusCode).toBe(401);
   const notJson = 'not json';
   const res = await deliver(notJson, { 'x-github-event': 'push', 'x-github-delivery': 'd-4', 'x-hub-signature-256': await signer.sign(notJson) });
   expect(res.statusCode).toBe(400);

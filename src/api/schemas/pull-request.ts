@@ -57,7 +57,8 @@ export const setImpactedTargetsResponse = z.object({
 
 export const listPullRequestsRequest = z.object({
   ...queueIdentity,
-  state: z.union([upperCaseEnum(PULL_REQUEST_STATES), z.array(upperCaseEnum(PULL_REQUEST_STATES)).min(1)]).optional(),
+  // At most one of each state (a list of millions would block the event loop in validation and the query).
+  state: z.union([upperCaseEnum(PULL_REQUEST_STATES), z.array(upperCaseEnum(PULL_REQUEST_STATES)).min(1).max(PULL_REQUEST_STATES.length)]).optional(),
   since: isoDateTime.optional(),
   until: isoDateTime.optional(),
   take: integer(1, 100).optional(),
