@@ -10,9 +10,12 @@ import { apiBaseUrl } from './api-base-url.js';
 import { githubApp } from './github-app.js';
 import { webhookRoute } from './webhook-route.js';
 import { DeliveryHandler } from './delivery-handler.js';
+import { redeliverFailed } from './redelivery.js';
 
 /** How often check results of runs in progress are read without a webhook asking. */
 const RECONCILE_MS = 2 * 60_000;
+/** How often GitHub is asked for the deliveries it could not make (redelivery.ts): one request when none failed. */
+const REDELIVERY_MS = 5 * 60_000;
 
 /** The GitHub App's credentials, all present (config/env.ts checks that). */
 export interface GitHubAppConfig {
@@ -29,6 +32,8 @@ export interface GitHubAppConfig {
   metrics?: GitHubRequestRecorder;
   /** How often results of runs in progress are read without a webhook (RECONCILE_MS; tests shorten it). */
   reconcileMs?: number;
+  /** How often failed webhook deliveries are asked for again (REDELIVERY_MS; tests shorten it). */
+  redeliveryMs?: number;
 }
 
 export interface GitHubSetup {
@@ -90,6 +95,19 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
       // Results arrive by webhook; this catches one GitHub lost, slowly (polling every run would spend the API budget).
       { name: 'reconcile GitHub check results', everyMs: config.reconcileMs ?? RECONCILE_MS, run: () => host.reconcile() },
       { name: 'retry webhook deliveries not handled', run: () => deliveryHandler.retryUnhandled() },
+      {
+        name: 'ask GitHub again for webhook deliveries that failed',
+        everyMs: config.redeliveryMs ?? REDELIVERY_MS,
+        run: redeliverFailed({
+          // The App's own (JWT) credentials: the deliveries API is the App's, not an installation's.
+          app: async () => {
+            const app = await probot.auth();
+            return { request: (route, parameters) => app.request(route, parameters) };
+          },
+          deliveries: stores.deliveries,
+          log,
+        }),
+      },
     ],
     bindEvents(bound) {
       events = bound;

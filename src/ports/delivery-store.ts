@@ -61,6 +61,8 @@ export interface DeliveryStore {
   stillHandling(id: string, at: Date): Promise<void>;
   /** Deliveries not handled yet, received before `before`, with fewer than `maxAttempts` attempts. */
   unhandled(before: Date, maxAttempts: number, limit: number): Promise<ReceivedDelivery[]>;
+  /** Which of these delivery ids were received (recorded, handled or not, and not forgotten or pruned). */
+  received(ids: string[]): Promise<Set<string>>;
   /** Forgets a delivery that could not be handled before answering, so GitHub's redelivery is applied. */
   forget(id: string): Promise<void>;
   /** Drops deliveries older than `before` (no TTL indexes on FerretDB). */

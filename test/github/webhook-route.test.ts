@@ -56,6 +56,9 @@ function memoryDeliveries(): DeliveryStore {
     async unhandled(before, maxAttempts) {
       return [...byId.values()].filter((d) => !d.handled && d.payloadJson !== '' && d.receivedAt < before && d.attempts < maxAttempts);
     },
+    async received(ids) {
+      return new Set(ids.filter((id) => byId.has(id)));
+    },
     async forget(id) {
       byId.delete(id);
     },

@@ -39,12 +39,13 @@ export interface GitHubHarness {
 /**
  * `concurrentWebhooks`: deliver as GitHub does, overlapping and out of order, some lost or repeated if asked (see FakeWebhooks).
  * `reconcileMs`: how often results whose webhook was lost are read (production: every 2 minutes).
+ * `redeliveryMs`: how often GitHub is asked again for deliveries that failed (production: every 5 minutes).
  * `fake`: GitHub's lags (reads of refs behind, mergeability unknown after pushes; see FakeGitHubOptions).
  * `maintenanceMs`: the service's periodic catch-up (facts GitHub had not computed yet,
  * lost results), as in production; 0 turns it off (the request budget counts only events).
  */
 export async function startGitHubHarness(
-  options: { concurrentWebhooks?: ConcurrentDelivery; maintenanceMs?: number; reconcileMs?: number; fake?: Pick<FakeGitHubOptions, 'staleRefReadsMs' | 'mergeableUnknownAfterBasePush'> } = {},
+  options: { concurrentWebhooks?: ConcurrentDelivery; maintenanceMs?: number; reconcileMs?: number; redeliveryMs?: number; fake?: Pick<FakeGitHubOptions, 'staleRefReadsMs' | 'mergeableUnknownAfterBasePush'> } = {},
 ): Promise<GitHubHarness> {
   // The people who label PRs in these scenarios are the repository's writers; tests that need a reader say so.
   const fake = await startFakeGitHub({ defaultPermission: 'write', ...options.fake });
@@ -53,7 +54,7 @@ export async function startGitHubHarness(
   const log = pino({ level: process.env.MQ_TEST_LOG ?? 'silent' });
   const metrics = new ServiceMetrics({ processMetrics: false });
   const github = setupGitHub(
-    { appId: String(fake.app.id), privateKey, webhookSecret: SECRET, baseUrl: fake.baseUrl, tuning: { unitMs: 5, spaceWrites: false }, metrics, ...(options.reconcileMs ? { reconcileMs: options.reconcileMs } : {}) },
+    { appId: String(fake.app.id), privateKey, webhookSecret: SECRET, baseUrl: fake.baseUrl, tuning: { unitMs: 5, spaceWrites: false }, metrics, ...(options.reconcileMs ? { reconcileMs: options.reconcileMs } : {}), ...(options.redeliveryMs ? { redeliveryMs: options.redeliveryMs } : {}) },
     stores,
     log,
   );

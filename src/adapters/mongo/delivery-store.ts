@@ -127,6 +127,12 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
         }),
       );
     },
+    async received(ids) {
+      // One lookup by _id each: the failed deliveries of a sweep are few, and the local FerretDB reads the whole
+      // collection for `$in`.
+      const found = await Promise.all(ids.map(async (id) => ((await Deliveries.exists({ _id: String(id) })) !== null ? id : null)));
+      return new Set(found.filter((id): id is string => id !== null));
+    },
     async forget(id) {
       await Deliveries.deleteOne({ _id: String(id) });
     },

@@ -57,7 +57,30 @@ export interface UserRecord {
   type: 'User' | 'Bot' | 'Organization';
 }
 
+/** One attempt at delivering an event to the App's webhook, as `GET /app/hook/deliveries` shows it. */
+export interface HookAttempt {
+  guid: string;
+  at: string;
+  event: string;
+  action: string | null;
+  /** The receiver's HTTP status; 0 when it could not be reached. */
+  statusCode: number;
+  status: string;
+  installationId: number | null;
+  repositoryId: number | null;
+}
+
+/** The App's webhook, as its deliveries API sees it (FakeWebhooks provides it). */
+export interface AppHook {
+  /** Every attempt, oldest first; an attempt's id is its place in this list, from 1. */
+  attempts(): HookAttempt[];
+  /** Delivers the event of attempt `guid` again, soon (GitHub answers 202 first). */
+  redeliver(guid: string): void;
+}
+
 export class FakeState {
+  /** The App's webhook deliveries (null until FakeWebhooks exists). */
+  appHook: AppHook | null = null;
   readonly commits = new Map<Sha, Commit>();
   /** Tree sha to its change list, so POST git/commits can name a tree by sha. */
   readonly trees = new Map<Sha, readonly string[]>();

@@ -23,6 +23,8 @@ export interface Delivery {
   /** The exact bytes sent (and signed). */
   body: string;
   headers: Record<string, string>;
+  /** When it was made (ISO 8601), as GitHub's list of the App's deliveries shows it. */
+  at: string;
   /** The receiver's answer; undefined when the connection failed (see `error`). */
   status?: number;
   responseBody?: string;
@@ -95,7 +97,7 @@ export async function deliver(
     'x-hub-signature-256': signatureFor(target.secret, body),
     ...(options.appId !== undefined ? { 'x-github-hook-installation-target-type': 'integration', 'x-github-hook-installation-target-id': String(options.appId) } : {}),
   };
-  const delivery: Delivery = { id, event, action: typeof payload.action === 'string' ? payload.action : undefined, payload, body, headers };
+  const delivery: Delivery = { id, event, action: typeof payload.action === 'string' ? payload.action : undefined, payload, body, headers, at: new Date().toISOString() };
   try {
     const response = await fetch(target.url, { method: 'POST', headers, body });
     delivery.status = response.status;

@@ -3,7 +3,7 @@ import { Rng } from '../../../src/simulation/random.js';
 import { commitsBetween, treeSha } from './git.js';
 import type { FakeEvent, Repo } from './model.js';
 import type { Shapes } from './shapes.js';
-import type { FakeState } from './state.js';
+import type { FakeState, HookAttempt } from './state.js';
 import { deepMerge, deliver, findExample, type Delivery, type Payload, type WebhookTarget } from './webhook-delivery.js';
 
 /**
@@ -64,6 +64,12 @@ export class FakeWebhooks {
     /** A payload the fake could not build is its own bug: reported, never thrown into a state change. */
     private readonly onError: (message: string) => void,
   ) {
+    state.appHook = {
+      attempts: () => this.deliveries.map(hookAttempt),
+      redeliver: (guid) => {
+        this.redeliver(guid).catch((error: unknown) => onError(`could not redeliver ${guid}: ${error instanceof Error ? error.message : String(error)}`));
+      },
+    };
     state.onEvent((e) => {
       let built: BuiltEvent;
       try {
@@ -324,4 +330,15 @@ export class FakeWebhooks {
       head_commit: { id: headSha, tree_id: treeSha(state.getCommit(headSha).tree), message: state.getCommit(headSha).message, timestamp: state.getCommit(headSha).date },
     };
   }
+}
+
+/** A delivery as GitHub lists it: its status code (0 when the receiver could not be reached) and GitHub's words for it. */
+function hookAttempt(d: Delivery): HookAttempt {
+  const id = (key: string) => {
+    const value = (d.payload[key] as Payload | undefined)?.id;
+    return typeof value === 'number' ? value : null;
+  };
+  const statusCode = d.status ?? 0;
+  const status = d.status === undefined ? 'failed to connect' : statusCode >= 200 && statusCode < 300 ? 'OK' : `Invalid HTTP Response: ${statusCode}`;
+  return { guid: d.id, at: d.at, event: d.event, action: d.action ?? null, statusCode, status, installationId: id('installation'), repositoryId: id('repository') };
 }

@@ -101,6 +101,44 @@ export const appRoutes: Record<string, Handler> = {
 
   'apps/get-authenticated': (ctx) => ok(ctx.shapes.app(ctx.state.options.app)),
 
+  // The App's webhook deliveries, newest first, paged by cursor as GitHub does; `status`: success is a 2xx or 3xx answer.
+  'apps/list-webhook-deliveries': (ctx) => {
+    const attempts = ctx.state.appHook?.attempts() ?? [];
+    const items = attempts
+      .map((a, i) => ({ a, id: i + 1, redelivery: attempts.slice(0, i).some((b) => b.guid === a.guid) }))
+      .filter(({ a }) => ctx.query.status === undefined || (ctx.query.status === 'success') === (a.statusCode >= 200 && a.statusCode < 400))
+      .reverse();
+    const perPage = Math.min(100, Number(ctx.query.per_page ?? 30));
+    const start = Number(ctx.query.cursor ?? 0);
+    const page = items.slice(start, start + perPage).map(({ a, id, redelivery }) => ({
+      id,
+      guid: a.guid,
+      delivered_at: a.at,
+      redelivery,
+      duration: 0.01,
+      status: a.status,
+      status_code: a.statusCode,
+      event: a.event,
+      action: a.action,
+      installation_id: a.installationId,
+      repository_id: a.repositoryId,
+    }));
+    const headers: Record<string, string> = {};
+    if (start + perPage < items.length) {
+      const next = new URL(ctx.url);
+      next.searchParams.set('cursor', String(start + perPage));
+      headers.link = `<${next.toString()}>; rel="next"`;
+    }
+    return { status: 200, body: page, headers };
+  },
+
+  'apps/redeliver-webhook-delivery': (ctx) => {
+    const attempt = ctx.state.appHook?.attempts()[Number(ctx.params.delivery_id) - 1];
+    if (!attempt) throw new GitHubError(404, 'Not Found');
+    ctx.state.appHook?.redeliver(attempt.guid);
+    return ok({}, 202);
+  },
+
   'apps/get-installation': (ctx) => {
     const installation = ctx.state.installations.get(Number(ctx.params.installation_id));
     if (!installation) throw new GitHubError(404, 'Not Found');
