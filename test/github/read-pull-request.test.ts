@@ -1,4 +1,6 @@
 import nock from 'nock';
+import { AppNotInstalledError } from '../../src/adapters/github/installation-octokits.js';
+import { isTransientHostError } from '../../src/ports/host-errors.js';
 import { API, REPO, REPO_PATH, checkRunJson, commitStatusJson, pullRequestJson, testHost, useNock } from './github-fixtures.js';
 
 useNock();
@@ -68,10 +70,21 @@ describe('readPullRequest', () => {
     expect(await host.readPullRequest(REPO, 9)).not.toHaveProperty('changedFiles');
   });
 
-  test('404: no such PR', async () => {
+  test('404 in a repository the App sees: no such PR', async () => {
     const { host } = testHost();
-    nock(API).get(`${REPO_PATH}/pulls/404`).reply(404, { message: 'Not Found' });
+    const scope = nock(API).get(`${REPO_PATH}/pulls/404`).reply(404, { message: 'Not Found' }).get(REPO_PATH).reply(200, { id: 1, name: 'repo' });
     expect(await host.readPullRequest(REPO, 404)).toBeNull();
+    expect(scope.isDone()).toBe(true);
+  });
+
+  // Found by review: GitHub answers 404 for what the token may not see. A PR is never deleted, and its PRs were taken
+  // for closed (cancelled) when the repository was taken out of the App's installation.
+  test('404 on the repository too: the App lost access, an outage (thrown without a status, retried), not a closed PR', async () => {
+    const { host } = testHost();
+    nock(API).get(`${REPO_PATH}/pulls/7`).reply(404, { message: 'Not Found' }).get(REPO_PATH).reply(404, { message: 'Not Found' });
+    const error = await host.readPullRequest(REPO, 7).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppNotInstalledError);
+    expect(isTransientHostError(error)).toBe(true);
   });
 
   test('other errors are thrown (the runner retries later)', async () => {

@@ -17,6 +17,7 @@ import { LandingPolicies } from './landing-policy.js';
 import { noRequiredStatusesMessage, resolveRequiredStatuses, type RequiredStatuses } from './required-statuses.js';
 import { BranchReadBehind, buildTestBranch, deleteTestBranch, openTestPullRequest, readBranch, testBranchName } from './test-branch.js';
 import { directMergeVerdict, landDirectly } from './direct-merge.js';
+import { AppNotInstalledError } from './installation-octokits.js';
 
 /** The `repo.host` of repositories on github.com. */
 export const GITHUB_HOST = 'github.com';
@@ -86,7 +87,22 @@ export class GitHubHost implements GitHost {
       const checksPending = blocked && (await blockedOnlyByPendingChecks(client, repo, { number: prNumber, baseBranch: pr.base.ref, headSha: pr.head.sha }, { log: this.options.log, policy }));
       return toPullRequestFacts(pr, new Date(this.now()), checksPending);
     } catch (error) {
-      if (failedWith(error, 404)) return null;
+      if (!failedWith(error, 404)) throw error;
+      // GitHub answers 404 for what the token may not see: a PR is never deleted, so a 404 on the repository too means
+      // the App lost access to it (taken out of the installation), an outage that ends when access comes back, not a
+      // closed PR (found by review: its PRs were cancelled as closed, and stayed out once access returned).
+      if (await this.repositoryVisible(client, repo)) return null;
+      throw new AppNotInstalledError(repo);
+    }
+  }
+
+  /** Whether the App's token sees the repository (404 when it does not, as for one that does not exist). */
+  private async repositoryVisible(client: GitHubClient, repo: RepoRef): Promise<boolean> {
+    try {
+      await client.request('GET /repos/{owner}/{repo}', repoParams(repo));
+      return true;
+    } catch (error) {
+      if (failedWith(error, 404)) return false;
       throw error;
     }
   }
