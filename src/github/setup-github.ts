@@ -106,6 +106,7 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
           },
           deliveries: stores.deliveries,
           log,
+          everyMs: config.redeliveryMs ?? REDELIVERY_MS,
         }),
       },
     ],

@@ -63,6 +63,9 @@ export interface DeliveryStore {
   unhandled(before: Date, maxAttempts: number, limit: number): Promise<ReceivedDelivery[]>;
   /** Which of these delivery ids were received (recorded, handled or not, and not forgotten or pruned). */
   received(ids: string[]): Promise<Set<string>>;
+  /** How far the sweep asking GitHub for failed deliveries got (github/redelivery.ts); null before its first. */
+  redeliverySweptTo(): Promise<Date | null>;
+  setRedeliverySweptTo(at: Date): Promise<void>;
   /** Forgets a delivery that could not be handled before answering, so GitHub's redelivery is applied. */
   forget(id: string): Promise<void>;
   /** Drops deliveries older than `before` (no TTL indexes on FerretDB). */

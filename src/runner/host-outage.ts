@@ -118,11 +118,19 @@ export function watchForSlowAnswer(tracking: OutageTracking, what: string, deps:
   let reported: Promise<void> | null = null;
   const timer = setTimeout(() => {
     if (tracking.outage !== null) return;
-    tracking.outage = { since: deps.now(), attempts: 0 };
+    const outage = { since: deps.now(), attempts: 0 };
+    tracking.outage = outage;
     deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 1);
-    const message = `${what}: no answer from the host for ${Math.round(afterMs / 1000)} s (a rate limit waited out, or retries); test time-outs wait meanwhile`;
-    deps.log.warn({ queueId: tracking.queueId, action: what, waitedSeconds: Math.round(afterMs / 1000) }, 'the repository host has not answered; the queue counts it as an outage');
-    reported = deps.report({ type: 'host_unavailable', message, cause: 'actions' }).catch(() => undefined);
+    const message = `${what}: not done after ${Math.round(afterMs / 1000)} s (the host not answering, a rate limit waited out, or retries); test time-outs wait meanwhile`;
+    deps.log.warn({ queueId: tracking.queueId, action: what, waitedSeconds: Math.round(afterMs / 1000) }, 'a host action has not finished; the queue counts it as an outage');
+    reported = deps.report({ type: 'host_unavailable', message, cause: 'actions' }).catch((error: unknown) => {
+      // Not recorded: the engine knows of no outage, so none is tracked (a real failure then reports its own).
+      deps.log.warn({ queueId: tracking.queueId, err: error }, 'could not record that a host action is slow');
+      if (tracking.outage === outage) {
+        tracking.outage = null;
+        deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 0);
+      }
+    });
   }, afterMs);
   timer.unref();
   return {

@@ -100,3 +100,19 @@ test('a 20 MiB body, recorded gzipped, is kept in one document and read back by 
   const [found] = (await db.stores.deliveries.unhandled(new Date(at.getTime() + 1), 5, 10)).filter((d) => d.id === 'big-1');
   expect(found && (await bodyOf(found.payloadJson))).toBe(body);
 });
+
+test('the redelivery sweep: which ids were received (handled or not), and how far it got, kept across reads', async () => {
+  const at = new Date('2026-11-03T10:00:00Z');
+  expect(await db.stores.deliveries.record(received('r-1', at))).toBe(true);
+  expect(await db.stores.deliveries.record(received('r-2', at))).toBe(true);
+  await db.stores.deliveries.handled('r-2', at);
+  expect([...(await db.stores.deliveries.received(['r-1', 'r-2', 'r-never']))].sort()).toEqual(['r-1', 'r-2']);
+
+  expect(await db.stores.deliveries.redeliverySweptTo()).toBeNull();
+  await db.stores.deliveries.setRedeliverySweptTo(at);
+  const later = new Date('2026-11-03T10:05:00Z');
+  await db.stores.deliveries.setRedeliverySweptTo(later);
+  expect(await db.stores.deliveries.redeliverySweptTo()).toEqual(later);
+  // Its document is none of the deliveries the retry sweep looks at.
+  expect((await db.stores.deliveries.unhandled(new Date('2026-11-04T00:00:00Z'), 5, 100)).map((d) => d.id)).toEqual(expect.not.arrayContaining(['redelivery:swept-to']));
+});

@@ -59,6 +59,10 @@ function memoryDeliveries(): DeliveryStore {
     async received(ids) {
       return new Set(ids.filter((id) => byId.has(id)));
     },
+    async redeliverySweptTo() {
+      return null;
+    },
+    async setRedeliverySweptTo() {},
     async forget(id) {
       byId.delete(id);
     },

@@ -30,6 +30,9 @@ deliverySchema.index({ handledAt: 1, receivedAt: 1 });
  */
 const LAST_ATTEMPT_RUNS_MS = 3 * 60_000;
 
+/** The attempts collection's document saying how far the redelivery sweep got. */
+const REDELIVERY_SWEPT_TO = 'redelivery:swept-to';
+
 /** One document per handling attempt: the unique _id lets one replica take each. */
 const attemptSchema = new Schema(
   { _id: { type: String, required: true }, at: { type: Date, required: true }, claim: { type: String } },
@@ -126,6 +129,13 @@ export function mongoDeliveryStore(connection: Connection): DeliveryStore {
           aliveAt: d.aliveAt ?? null,
         }),
       );
+    },
+    // Kept beside the attempts' claims (one small document, pruned like them if no sweep ran for a week).
+    async redeliverySweptTo() {
+      return (await Attempts.findById(REDELIVERY_SWEPT_TO).lean<AttemptDoc>())?.at ?? null;
+    },
+    async setRedeliverySweptTo(at) {
+      await Attempts.updateOne({ _id: REDELIVERY_SWEPT_TO }, { $set: { at } }, { upsert: true });
     },
     async received(ids) {
       // One lookup by _id each: the failed deliveries of a sweep are few, and the local FerretDB reads the whole

@@ -101,12 +101,14 @@ export const appRoutes: Record<string, Handler> = {
 
   'apps/get-authenticated': (ctx) => ok(ctx.shapes.app(ctx.state.options.app)),
 
-  // The App's webhook deliveries, newest first, paged by cursor as GitHub does; `status`: success is a 2xx or 3xx answer.
+  // The App's webhook deliveries, newest first, paged by cursor as GitHub does. `status` as GitHub documents it: success
+  // is a 2xx or 3xx answer, failure a 4xx or 5xx one; an attempt that could not connect (0 here) is neither.
   'apps/list-webhook-deliveries': (ctx) => {
     const attempts = ctx.state.appHook?.attempts() ?? [];
+    const within = (code: number, from: number, to: number) => code >= from && code <= to;
     const items = attempts
       .map((a, i) => ({ a, id: i + 1, redelivery: attempts.slice(0, i).some((b) => b.guid === a.guid) }))
-      .filter(({ a }) => ctx.query.status === undefined || (ctx.query.status === 'success') === (a.statusCode >= 200 && a.statusCode < 400))
+      .filter(({ a }) => ctx.query.status === undefined || (ctx.query.status === 'success' ? within(a.statusCode, 200, 399) : within(a.statusCode, 400, 599)))
       .reverse();
     const perPage = Math.min(100, Number(ctx.query.per_page ?? 30));
     const start = Number(ctx.query.cursor ?? 0);
