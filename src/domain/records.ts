@@ -137,6 +137,12 @@ export interface TestedPullRequest {
 export const TIMED_OUT_PREFIX = 'no result in time: ';
 
 /** One CI run of the base plus an ordered list of PRs, on a test branch. */
+/** A required check bound to one App (GitHub's `app_id` / `integration_id`). */
+export interface RequiredCheckApp {
+  name: string;
+  appId: number;
+}
+
 export interface TestRunRecord {
   id: string;
   queueId: string;
@@ -153,6 +159,8 @@ export interface TestRunRecord {
   isBisection: boolean;
   requiredStatuses: string[];
   requiredStatusesSource: 'queue' | 'branch_protection' | 'ruleset' | 'none';
+  /** Required checks the branch's policy binds to one GitHub App: only that App's result counts (absent: none). */
+  requiredCheckApps?: RequiredCheckApp[];
   checkRuns: CheckRunResult[];
   statusChecks: StatusCheckResult[];
   failureStatuses: string[];

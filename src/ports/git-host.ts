@@ -1,4 +1,4 @@
-import type { PullRequestFacts } from '../domain/records.js';
+import type { PullRequestFacts, RequiredCheckApp } from '../domain/records.js';
 import type { MergeMethod } from '../domain/queue-config.js';
 import type { PullRequestState, StateChangeReason } from '../domain/pull-request-state.js';
 import type { RepoRef } from '../domain/repo.js';
@@ -50,6 +50,8 @@ export type TestRunStarted =
       /** The checks that decide the run, and where that list came from. */
       requiredStatuses?: string[];
       requiredStatusesSource?: 'queue' | 'branch_protection' | 'ruleset';
+      /** Those the branch's policy binds to one App. */
+      requiredCheckApps?: RequiredCheckApp[];
       /** Direct merge: no CI was started; the PR's own checks on this very content are the verdict. */
       withoutCi?: { reason: string; checkRuns: CheckResult[] };
     }

@@ -172,7 +172,7 @@ export interface ImpactedTargetsStore {
 
 /** What the runner changes on a test run as it progresses. */
 export type TestRunChange = Partial<
-  Pick<TestRunRecord, 'status' | 'finishedAt' | 'testBranch' | 'testBranchSha' | 'checkRuns' | 'statusChecks' | 'failureStatuses' | 'requiredStatuses' | 'requiredStatusesSource' | 'landedWithoutCi' | 'probeOf'>
+  Pick<TestRunRecord, 'status' | 'finishedAt' | 'testBranch' | 'testBranchSha' | 'checkRuns' | 'statusChecks' | 'failureStatuses' | 'requiredStatuses' | 'requiredStatusesSource' | 'requiredCheckApps' | 'landedWithoutCi' | 'probeOf'>
 >;
 
 export interface TestRunStore {

@@ -262,6 +262,7 @@ async function startRun(ctx: ActionContext, run: EngineRun): Promise<void> {
       testBranchSha: started.testBranchSha,
       ...(started.requiredStatuses ? { requiredStatuses: started.requiredStatuses } : {}),
       ...(started.requiredStatusesSource ? { requiredStatusesSource: started.requiredStatusesSource } : {}),
+      ...(started.requiredCheckApps?.length ? { requiredCheckApps: started.requiredCheckApps } : {}),
       ...(started.withoutCi ? { landedWithoutCi: started.withoutCi.reason } : {}),
     });
     // Direct merge: the verdict is already in (the PR's own checks), reported as CI results are.

@@ -229,6 +229,36 @@ test('required checks missing → nothing is built or merged, the queue says why
   }
 });
 
+// Found by a security review: the queue matched required checks by name only, so anyone who may post a status under
+// the name (a workflow the PR brings, another App, a person with write access) passed a run GitHub binds to one App.
+test('a required check bound to one App: a status of that name from anyone else does not pass the run; the App\'s own check does', async () => {
+  const name = `widgets${++counter}`;
+  const repo = h.fake.createRepo(`acme/${name}`);
+  repo.protectBranch('main', { requiredChecks: [{ context: 'ci', appId: h.fake.ciApp.id }] });
+  const ref = { host: 'github.com', owner: 'acme', name };
+  expect((await h.api('/v1/createQueue', { repo: ref, targetBranch: 'main' })).status).toBe(200);
+  const n = greenPullRequest(repo, { title: 'Bound check' });
+  repo.addLabel(n, 'merge-queue');
+  await waitForState(ref, n, 'TESTING');
+  let testSha: string | null = null;
+  await h.fake.waitFor(
+    async () => {
+      const details = (await h.api('/v1/getMergeQueueTestingDetails', { repo: ref, targetBranch: 'main', pr: { number: n } })).json() as { testBranchSha?: string | null };
+      testSha = details.testBranchSha ?? null;
+      return testSha !== null;
+    },
+    { message: 'the test commit' },
+  );
+  // Someone else reports the required name as passed on the tested commit.
+  h.fake.ci.status(testSha as unknown as string, 'ci', 'success', { creator: 'mallory' });
+  await h.fake.webhooks.idle();
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect((await prState(ref, n)).state).toBe('TESTING');
+  // The App the check is bound to reports it: the run passes and lands.
+  h.fake.ci.complete(testSha as unknown as string, 'ci');
+  await waitForState(ref, n, 'MERGED');
+});
+
 test('a label added by someone without write access (triage) does not queue the PR, and says why', async () => {
   const { repo, ref } = await queueFor();
   repo.setPermission('triager', 'triage');

@@ -164,3 +164,34 @@ describe('cancelTestRun', () => {
     expect(scope.isDone()).toBe(true);
   });
 });
+
+// A required check the branch's policy binds to one App (found by a security review: matched by name only, a result
+// anyone posted under the name passed the run).
+describe('required checks bound to one App', () => {
+  const APP = 42;
+  const bound = { requiredStatuses: ['ci'], requiredCheckApps: [{ name: 'ci', appId: APP }] };
+
+  test("a check run of the name from another App does not count; the bound App's own run still decides", async () => {
+    const { host } = testHost({ runs: [testRunRecord(bound)] });
+    const scope = githubChecks([checkRunJson({ id: 9, name: 'ci', status: 'completed', conclusion: 'success', app: { id: 7, slug: 'intruder' } }), checkRunJson({ id: 3, name: 'ci', status: 'in_progress', conclusion: null, app: { id: APP, slug: 'ci-app' } })]);
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('waiting');
+    expect(scope.isDone()).toBe(true);
+  });
+
+  test("a commit status counts only when the bound App's bot created it: the latest such status decides", async () => {
+    const { host, finished } = testHost({ runs: [testRunRecord(bound)] });
+    const status = (id: number, state: string, login: string, type: string) => ({ ...commitStatusJson({ id, context: 'ci', state }), creator: { login, id: 100 + id, type } });
+    const scope = githubChecks([], [commitStatusJson({ context: 'ci', state: 'success' })])
+      .get(`${REPO_PATH}/commits/${SHA}/statuses`)
+      .query({ per_page: 100 })
+      .reply(200, [status(3, 'success', 'mallory', 'User'), status(2, 'success', 'other-app[bot]', 'Bot'), status(1, 'failure', 'ci-app[bot]', 'Bot')])
+      .get('/apps/other-app')
+      .reply(200, { id: 7, slug: 'other-app' })
+      .get('/apps/ci-app')
+      .reply(200, { id: APP, slug: 'ci-app' });
+    // The bound App said failure: the run fails, whoever else said success.
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('failed');
+    expect(finished).toEqual([expect.objectContaining({ passed: false, failedChecks: ['ci'] })]);
+    expect(scope.isDone()).toBe(true);
+  });
+});

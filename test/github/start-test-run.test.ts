@@ -92,7 +92,8 @@ describe('startTestRun', () => {
       request({ heads: [{ prNumber: 2, headSha: HEAD2, title: 'Add widgets' }, { prNumber: 3, headSha: HEAD3, title: 'More', body: 'merge-commit-title: Widgets, at last' }] }),
     );
 
-    expect(started).toEqual({ ok: true, testBranch: 'mq/main/run1', testBranchSha: 'm2', requiredStatuses: ['ci/build', 'ci/test'], requiredStatusesSource: 'branch_protection' });
+    // GitHub's example protection binds ci/test to one App (app_id 15368): only that App's result will count for it.
+    expect(started).toEqual({ ok: true, testBranch: 'mq/main/run1', testBranchSha: 'm2', requiredStatuses: ['ci/build', 'ci/test'], requiredStatusesSource: 'branch_protection', requiredCheckApps: [{ name: 'ci/test', appId: 15368 }] });
     expect(seen).toEqual([
       `GET ${REPO_PATH}/branches/main/protection`,
       `GET ${REPO_PATH}/rules/branches/main?per_page=100&page=1`,

@@ -166,3 +166,13 @@ test('runs stored before pointers existed get them when the stores open, once', 
     await dropTestDatabase(legacy);
   }
 });
+
+// The checks a run's policy binds to one App are read back with the run, by its sha, when its results are judged.
+test('the required checks bound to one App are kept with the run and read back by its sha', async () => {
+  const queueId = new ObjectId().toHexString();
+  const running = sha();
+  const run = await db.stores.testRuns.insert(testRunFixture(queueId, { testBranchSha: running }));
+  expect((await db.stores.testRuns.findInProgressByTestBranchSha(running))?.requiredCheckApps).toBeUndefined();
+  await db.stores.testRuns.update(run.id, { requiredStatuses: ['ci'], requiredCheckApps: [{ name: 'ci', appId: 15368 }] });
+  expect((await db.stores.testRuns.findInProgressByTestBranchSha(running))?.requiredCheckApps).toEqual([{ name: 'ci', appId: 15368 }]);
+});

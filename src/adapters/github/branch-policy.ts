@@ -1,3 +1,4 @@
+import type { RequiredCheckApp } from '../../domain/records.js';
 import type { MergeMethod } from '../../domain/queue-config.js';
 import type { RepoRef } from '../../domain/repo.js';
 import { checkRunName } from './feedback-texts.js';
@@ -54,6 +55,20 @@ export function requiredCheckNames(policy: BranchPolicy): { protection: string[]
     protection: [...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)],
     rulesets: policy.rules.flatMap((rule) => (rule.type === 'required_status_checks' ? (rule.parameters?.required_status_checks ?? []).map((check) => check.context) : [])),
   };
+}
+
+/**
+ * The required checks bound to one App: classic protection's `checks[].app_id` (-1 or absent: any source) and a
+ * ruleset's `integration_id`. GitHub takes a result by that name from that App only; the queue must too, or anyone
+ * who may post a status or check run under the name (a workflow the PR itself brings, another App) passes the run.
+ */
+export function requiredCheckApps(policy: BranchPolicy): RequiredCheckApp[] {
+  const checks = policy.protection?.required_status_checks?.checks ?? [];
+  const fromProtection = checks.flatMap((check) => (typeof check.app_id === 'number' && check.app_id > 0 ? [{ name: check.context, appId: check.app_id }] : []));
+  const fromRulesets = policy.rules.flatMap((rule) =>
+    rule.type === 'required_status_checks' ? (rule.parameters?.required_status_checks ?? []).flatMap((check) => (typeof check.integration_id === 'number' && check.integration_id > 0 ? [{ name: check.context, appId: check.integration_id }] : [])) : [],
+  );
+  return [...fromProtection, ...fromRulesets];
 }
 
 /** The reads a landing's prediction needs besides the branch's policy (kept a while: see LandingPolicies). */

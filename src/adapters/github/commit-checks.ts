@@ -1,6 +1,7 @@
 import type { RepoRef } from '../../domain/repo.js';
-import { readAllPages, repoParams, type GitHubClient } from './github-client.js';
-import type { CheckRunListData, CombinedStatusData } from './github-types.js';
+import type { RequiredCheckApp } from '../../domain/records.js';
+import { failedWith, getData, readAllPages, repoParams, type GitHubClient } from './github-client.js';
+import type { CheckRunListData, CombinedStatusData, CommitStatusData, CommitStatusListData } from './github-types.js';
 import type { CheckRunFact, CommitStatusFact } from './check-outcome.js';
 
 /**
@@ -8,15 +9,30 @@ import type { CheckRunFact, CommitStatusFact } from './check-outcome.js';
  * `required`, statuses are read only when check runs do not name every
  * required check (a check run of a name wins over a status of it), which saves
  * a request per look for CI that reports check runs.
+ * With `apps` (required checks the branch's policy binds to one GitHub App), a
+ * result of such a name counts only from that App, as GitHub enforces it: a
+ * check run by its `app`, a commit status by the App behind its creator (read
+ * from the commit's statuses list, only when such a status is there).
  */
-export async function readCommitChecks(client: GitHubClient, repo: RepoRef, sha: string, required?: string[]): Promise<{ checkRuns: CheckRunFact[]; statuses: CommitStatusFact[] }> {
-  const runs = await readAllPages(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { ...repoParams(repo), ref: sha, filter: 'latest' }, (data) => (data as CheckRunListData).check_runs);
+export async function readCommitChecks(
+  client: GitHubClient,
+  repo: RepoRef,
+  sha: string,
+  required?: string[],
+  apps: RequiredCheckApp[] = [],
+): Promise<{ checkRuns: CheckRunFact[]; statuses: CommitStatusFact[] }> {
+  const appsOf = (name: string) => apps.filter((app) => app.name === name).map((app) => app.appId);
+  const runs = (await readAllPages(client, 'GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { ...repoParams(repo), ref: sha, filter: 'latest' }, (data) => (data as CheckRunListData).check_runs)).filter((run) => {
+    const bound = appsOf(run.name);
+    return bound.length === 0 || (run.app?.id !== undefined && bound.includes(run.app.id));
+  });
   const named = new Set(runs.map((run) => run.name));
-  const statuses =
+  let statuses: Status[] =
     required && required.every((name) => named.has(name))
       ? []
       : // The combined status already keeps only the latest status per context.
         await readAllPages(client, 'GET /repos/{owner}/{repo}/commits/{ref}/status', { ...repoParams(repo), ref: sha }, (data) => (data as CombinedStatusData).statuses);
+  if (statuses.some((status) => appsOf(status.context).length > 0)) statuses = await fromTheirApps(client, repo, sha, statuses, appsOf);
   return {
     checkRuns: runs.map((run) => {
       // GitHub's page of the check: it shows annotations and links on to the CI's own page.
@@ -25,4 +41,53 @@ export async function readCommitChecks(client: GitHubClient, repo: RepoRef, sha:
     }),
     statuses: statuses.map((status) => ({ context: status.context, state: status.state, ...(status.target_url ? { url: status.target_url } : {}) })),
   };
+}
+
+type Status = Pick<CommitStatusData, 'context' | 'state' | 'target_url'>;
+
+/**
+ * The combined statuses with each one of a name bound to an App replaced by the latest status of that name its App
+ * created (or left out when it made none). The combined status does not say who created a status; the commit's list
+ * does (newest first; its first page, 100 statuses, holds the latest of each name but on a commit with more).
+ */
+async function fromTheirApps(client: GitHubClient, repo: RepoRef, sha: string, combined: Status[], appsOf: (name: string) => number[]): Promise<Status[]> {
+  const listed = (await client.request('GET /repos/{owner}/{repo}/commits/{ref}/statuses', { ...repoParams(repo), ref: sha, per_page: 100 })).data as CommitStatusListData;
+  const kept: Status[] = [];
+  for (const status of combined) {
+    const bound = appsOf(status.context);
+    if (bound.length === 0) {
+      kept.push(status);
+      continue;
+    }
+    for (const candidate of listed.filter((s) => s.context === status.context)) {
+      const appId = await appOfBot(client, candidate.creator);
+      if (appId !== null && bound.includes(appId)) {
+        kept.push(candidate);
+        break;
+      }
+    }
+  }
+  return kept;
+}
+
+/** App ids by slug: an App's id never changes. */
+const appIds = new Map<string, Promise<number | null>>();
+
+/** The App behind a status's creator: an App's statuses are created by its bot, `<slug>[bot]`; null for a person. */
+function appOfBot(client: GitHubClient, creator: { login: string; type: string } | null | undefined): Promise<number | null> {
+  const slug = creator?.type === 'Bot' && creator.login.endsWith('[bot]') ? creator.login.slice(0, -'[bot]'.length) : null;
+  if (slug === null) return Promise.resolve(null);
+  let id = appIds.get(slug);
+  if (!id) {
+    id = getData<{ id: number }>(client, 'GET /apps/{app_slug}', { app_slug: slug }).then(
+      (app) => app.id,
+      (error: unknown) => {
+        appIds.delete(slug); // Asked again next time (a 5xx); a 404 says no such App, so none of ours.
+        if (failedWith(error, 404)) return null;
+        throw error;
+      },
+    );
+    appIds.set(slug, id);
+  }
+  return id;
 }

@@ -1,3 +1,4 @@
+import type { RequiredCheckApp } from '../../domain/records.js';
 import type { RepoRef } from '../../domain/repo.js';
 import type { CheckResult, MergeOutcome, MergeRequest, TestedHead } from '../../ports/git-host.js';
 import { decideChecks } from './check-outcome.js';
@@ -18,11 +19,12 @@ export async function directMergeVerdict(
   target: { branch: string; baseSha: string },
   head: TestedHead,
   required: string[],
+  apps: RequiredCheckApp[] = [],
 ): Promise<{ reason: string; checkRuns: CheckResult[] } | null> {
   // `behind_by` counts the branch's commits the head lacks; per_page 1 keeps the answer small.
   const compared = await getData<{ behind_by: number }>(client, 'GET /repos/{owner}/{repo}/compare/{basehead}', { ...repoParams(repo), basehead: `${target.baseSha}...${head.headSha}`, per_page: 1 });
   if (compared.behind_by !== 0) return null;
-  const { checkRuns, statuses } = await readCommitChecks(client, repo, head.headSha, required);
+  const { checkRuns, statuses } = await readCommitChecks(client, repo, head.headSha, required, apps);
   const verdict = decideChecks(required, checkRuns, statuses);
   if (verdict.verdict !== 'passed') return null;
   return {

@@ -122,11 +122,11 @@ export class GitHubHost implements GitHost {
     const { required } = judged;
     const [only] = request.heads;
     if (request.direct && only && request.heads.length === 1 && !request.buildOn) {
-      const direct = await directMergeVerdict(client, repo, { branch: targetBranch, baseSha: request.baseSha }, only, required.statuses);
+      const direct = await directMergeVerdict(client, repo, { branch: targetBranch, baseSha: request.baseSha }, only, required.statuses, required.apps);
       if (direct) {
         // Nothing to build: the PR's head is the tested commit, and it lands itself (see landDirectly).
         this.options.log.info({ repo: repoKey(repo), branch: targetBranch, runId, pr: only.prNumber, sha: only.headSha }, 'direct merge: no CI run needed');
-        return { ok: true, testBranch: `refs/pull/${only.prNumber}/head`, testBranchSha: only.headSha, requiredStatuses: required.statuses, requiredStatusesSource: required.source, withoutCi: direct };
+        return { ok: true, testBranch: `refs/pull/${only.prNumber}/head`, testBranchSha: only.headSha, requiredStatuses: required.statuses, requiredStatusesSource: required.source, ...appsOf(required), withoutCi: direct };
       }
     }
     const branch = testBranchName(targetBranch, runId);
@@ -148,7 +148,7 @@ export class GitHubHost implements GitHost {
     }
     this.options.log.info({ repo: repoKey(repo), branch: targetBranch, runId, testBranch: branch, sha: built.sha, required: required.statuses }, 'test branch built');
     this.lookAgainIfEarly(repo, built.sha);
-    return { ok: true, testBranch: branch, testBranchSha: built.sha, requiredStatuses: required.statuses, requiredStatusesSource: required.source };
+    return { ok: true, testBranch: branch, testBranchSha: built.sha, requiredStatuses: required.statuses, requiredStatusesSource: required.source, ...appsOf(required) };
   }
 
   async cancelTestRun(repo: RepoRef, runId: string): Promise<void> {
@@ -229,7 +229,7 @@ export class GitHubHost implements GitHost {
       return 'waiting';
     }
     const client = await this.options.octokitFor(repo);
-    const { checkRuns, statuses } = await readCommitChecks(client, repo, sha, run.requiredStatuses);
+    const { checkRuns, statuses } = await readCommitChecks(client, repo, sha, run.requiredStatuses, run.requiredCheckApps);
     const decided = decideChecks(run.requiredStatuses, checkRuns, statuses);
     if (decided.verdict === 'waiting') return 'waiting';
     const passed = decided.verdict === 'passed';
@@ -276,7 +276,7 @@ export class GitHubHost implements GitHost {
   private async silentChecks(repo: RepoRef, queueId: string, runId: string): Promise<string[]> {
     const run = await this.options.testRuns.findById(queueId, runId);
     if (!run?.testBranchSha) return [];
-    const { checkRuns, statuses } = await readCommitChecks(await this.options.octokitFor(repo), repo, run.testBranchSha);
+    const { checkRuns, statuses } = await readCommitChecks(await this.options.octokitFor(repo), repo, run.testBranchSha, undefined, run.requiredCheckApps);
     const reported = new Set([...checkRuns.map((c) => c.name), ...statuses.map((s) => s.context)]);
     return run.requiredStatuses.filter((name) => !reported.has(name));
   }
@@ -316,4 +316,8 @@ export class GitHubHost implements GitHost {
       this.options.log.warn({ err: error, repo: repoKey(repo), branch }, 'could not delete a test branch');
     }
   }
+}
+
+function appsOf(required: RequiredStatuses): { requiredCheckApps?: RequiredStatuses['apps'] } {
+  return required.apps.length > 0 ? { requiredCheckApps: required.apps } : {};
 }

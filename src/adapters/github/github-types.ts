@@ -22,6 +22,7 @@ export type CheckRunListData = Data<RestEndpointMethodTypes['checks']['listForRe
 export type CheckRunData = CheckRunListData['check_runs'][number];
 export type CombinedStatusData = Data<RestEndpointMethodTypes['repos']['getCombinedStatusForRef']>;
 export type CommitStatusData = CombinedStatusData['statuses'][number];
+export type CommitStatusListData = Data<RestEndpointMethodTypes['repos']['listCommitStatusesForRef']>;
 export type PullRequestMergeData = Data<RestEndpointMethodTypes['pulls']['merge']>;
 export type IssueCommentData = Data<RestEndpointMethodTypes['issues']['listComments']>[number];
 export type InstallationData = Data<RestEndpointMethodTypes['apps']['getRepoInstallation']>;

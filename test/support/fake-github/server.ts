@@ -209,10 +209,12 @@ function authenticate(options: ServerOptions, header: string | undefined, operat
   const { state } = options;
   const token = /^(?:token|bearer)\s+(\S+)$/i.exec(header ?? '')?.[1];
   if (!token) return { error: `no credentials sent to ${operation.operationId} (the fake's repositories are private)`, status: 401 };
-  // The app's own routes take the app JWT; everything else an installation (or user) token.
-  const appRoute = operation.template.startsWith('/app') || /^apps\/get-(repo|org|user)-installation$/.test(operation.operationId);
+  // The app's own routes take the app JWT; everything else an installation (or user) token. `/apps/{app_slug}` (any
+  // App, by its slug) is a public read: it takes either.
+  const anyCredentials = operation.operationId === 'apps/get-by-slug';
+  const appRoute = (operation.template === '/app' || operation.template.startsWith('/app/') || /^apps\/get-(repo|org|user)-installation$/.test(operation.operationId)) && !anyCredentials;
   if (/^[\w-]+\.[\w-]+\.[\w-]*$/.test(token)) {
-    if (!appRoute) return { error: `${operation.operationId} needs an installation token, not the app's JWT`, status: 401 };
+    if (!appRoute && !anyCredentials) return { error: `${operation.operationId} needs an installation token, not the app's JWT`, status: 401 };
     const app = state.options.app;
     return { kind: 'app', login: app.slug, app };
   }

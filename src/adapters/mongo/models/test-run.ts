@@ -23,6 +23,7 @@ export const testRunSchema = new Schema(
     isBisection: { type: Boolean, default: false },
     requiredStatuses: { type: [String], default: [] },
     requiredStatusesSource: { type: String, enum: ['queue', 'branch_protection', 'ruleset', 'none'], default: 'none' },
+    requiredCheckApps: { type: [{ _id: false, name: String, appId: Number }], default: undefined },
     checkRuns: { type: [{ _id: false, name: String, url: String, status: String, conclusion: String }], default: [] },
     statusChecks: { type: [{ _id: false, context: String, url: String, state: String }], default: [] },
     failureStatuses: { type: [String], default: [] },

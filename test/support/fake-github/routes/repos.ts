@@ -101,6 +101,12 @@ export const appRoutes: Record<string, Handler> = {
 
   'apps/get-authenticated': (ctx) => ok(ctx.shapes.app(ctx.state.options.app)),
 
+  'apps/get-by-slug': (ctx) => {
+    const app = [...ctx.state.apps.values()].find((a) => a.slug === ctx.params.app_slug);
+    if (!app) throw new GitHubError(404, 'Not Found');
+    return ok(ctx.shapes.app(app));
+  },
+
   // The App's webhook deliveries, newest first, paged by cursor as GitHub does. `status` as GitHub documents it: success
   // is a 2xx or 3xx answer, failure a 4xx or 5xx one; an attempt that could not connect (0 here) is neither.
   'apps/list-webhook-deliveries': (ctx) => {
