@@ -2,6 +2,7 @@ import type { Context, Probot } from 'probot';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { DEFAULT_QUEUE_CONFIG } from '../domain/queue-config.js';
 import type { RepoRef } from '../domain/repo.js';
+import type { QueueEntryRecord } from '../domain/records.js';
 import type { HostEvents } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
 import type { PullRequestService } from '../queue/pull-request-service.js';
@@ -18,8 +19,10 @@ export interface GitHubAppDeps {
   /** Queues the repository's `.github/merge-queue.yml` creates and configures. */
   queues: QueueService;
   events: HostEvents;
-  /** Check results on a commit changed (check run, check suite, status). */
-  checksChanged(repo: RepoRef, sha: string): Promise<void>;
+  /** Check results on a commit changed (check run, check suite, status): whether the commit is one a queue tests. */
+  checksChanged(repo: RepoRef, sha: string): Promise<boolean>;
+  /** A queue's enqueued entries, from this replica's cache (a read by id while nothing was recorded since). */
+  enqueued(queueId: string): Promise<QueueEntryRecord[]>;
   /** The host name queues use for this GitHub (github.com, or the GHE host). */
   hostName: string;
   /** Remembers which installation serves a repository (for API calls outside webhooks). */
@@ -205,7 +208,9 @@ export function githubApp(deps: GitHubAppDeps) {
         if (!source?.head_sha) return;
         // Our own "Merge Queue" check run changing says nothing new (and reading the PR for it costs a request).
         if (source.app?.id === deps.appId) return;
-        await deps.checksChanged(repo, source.head_sha);
+        // A queue's test commit is no PR's head: nothing more to look for (found by review: every check of every test
+        // run read every queue's entries).
+        if (await deps.checksChanged(repo, source.head_sha)) return;
         // A PR's own checks decide whether GitHub calls it mergeable (required checks). Checks of a
         // fork's PR name no pull requests (GitHub leaves the list empty): found by head sha instead.
         const named = (source.pull_requests ?? []).map((pr) => pr.number);
@@ -217,7 +222,7 @@ export function githubApp(deps: GitHubAppDeps) {
     app.on('status', async (context) =>
       withRepo(context, async (repo, payload) => {
         const sha = String(payload.sha);
-        await deps.checksChanged(repo, sha);
+        if (await deps.checksChanged(repo, sha)) return;
         for (const prNumber of await waitingPullRequestsWithHead(deps, repo, sha)) await deps.events.pullRequestChanged(repo, prNumber);
       }),
     );
@@ -274,7 +279,8 @@ async function restoreLabel(context: Context, prNumber: number, label: string, r
 async function waitingPullRequestsWithHead(deps: GitHubAppDeps, repo: RepoRef, sha: string): Promise<number[]> {
   const numbers: number[] = [];
   for (const queue of await deps.stores.queues.listForOrg(repo.host, repo.owner, repo)) {
-    for (const entry of await deps.stores.entries.listEnqueued(queue.id)) {
+    // From the cache: a status or check event is frequent, and reading every entry for it grew with the queue.
+    for (const entry of await deps.enqueued(queue.id)) {
       if (entry.state === 'NOT_READY' && entry.facts?.headSha === sha) numbers.push(entry.prNumber);
     }
   }

@@ -120,9 +120,8 @@ export function setupGitHub(config: GitHubAppConfig, stores: Stores, log: Logger
           pullRequests: deps.pullRequests,
           queues: deps.queues,
           events: bound,
-          checksChanged: async (repo, sha) => {
-            await host.onCommitChecksChanged(repo, sha);
-          },
+          checksChanged: async (repo, sha) => (await host.onCommitChecksChanged(repo, sha)) !== 'no_run',
+          enqueued: (queueId) => deps.enqueuedCache.enqueued(stores, queueId),
           hostName,
           rememberInstallation: (repo, installationId) => octokits.remember(repo, installationId),
           appId: Number(config.appId),

@@ -22,7 +22,13 @@ export interface AppOnFake {
 }
 
 /** Probot builds its Octokits as production does (queueProbotOctokit: its retry plugin asks a failed request again), with short back-off and writes not spaced. */
-export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown; queued?: number[] } = {}): Promise<AppOnFake> {
+/**
+ * `testCommits`: shas that are a queue's test commits (checksChanged says so); `waiting`: NOT_READY PRs of the queue
+ * and their heads (what `enqueued` answers). Check events then record `checks <sha>`, `enqueued read` and `changed #n`.
+ */
+export async function appOnFakeGitHub(
+  options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown; queued?: number[]; testCommits?: string[]; waiting?: Array<{ prNumber: number; headSha: string }> } = {},
+): Promise<AppOnFake> {
   const fake = await startFakeGitHub(options);
   const repo = fake.createRepo('acme/widgets');
   const calls: string[] = [];
@@ -32,7 +38,7 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
   const deps = {
     // noStoredQueue: no queue is stored for the branch (one only the repository's file would create).
     stores: {
-      queues: { find: async () => (options.noStoredQueue ? null : queue) },
+      queues: { find: async () => (options.noStoredQueue ? null : queue), listForOrg: async () => (options.noStoredQueue ? [] : [queue]) },
       // queued: the PRs the queue holds (TESTING); no other PR has an entry.
       entries: { find: async (_queueId: string, prNumber: number) => (options.queued?.includes(prNumber) ? { prNumber, state: 'TESTING' } : null) },
     },
@@ -49,7 +55,15 @@ export async function appOnFakeGitHub(options: Parameters<typeof startFakeGitHub
       cancel: async (ref: { prNumber: number }) => (calls.push(`cancel #${ref.prNumber}`), options.cancelAnswer ?? { ok: true, value: {} }),
     },
     // A push only moves a branch for the runner; here, only its queue-file check matters.
-    events: { branchMoved: async () => undefined },
+    events: { branchMoved: async () => undefined, pullRequestChanged: async (_repo: unknown, n: number) => void calls.push(`changed #${n}`) },
+    checksChanged: async (_repo: unknown, sha: string) => {
+      calls.push(`checks ${sha.slice(0, 7)}`);
+      return options.testCommits?.includes(sha) ?? false;
+    },
+    enqueued: async () => {
+      calls.push('enqueued read');
+      return (options.waiting ?? []).map((pr) => ({ prNumber: pr.prNumber, state: 'NOT_READY', facts: { headSha: pr.headSha } }));
+    },
     hostName: 'github.com',
     rememberInstallation() {},
   } as unknown as GitHubAppDeps;

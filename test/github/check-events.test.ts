@@ -1,0 +1,35 @@
+/**
+ * Check and status events: a queue's test commit is judged and nothing more is read (found by review: every check of
+ * every test run read every queue's entries); any other commit may be a waiting PR's head (statuses never name PRs),
+ * found among the cached entries, not by reading the queue.
+ */
+import { appOnFakeGitHub, handled, type AppOnFake } from './app-on-fake.js';
+
+let app: AppOnFake | null = null;
+afterEach(async () => {
+  await app?.fake.close();
+  app = null;
+});
+
+test("a status on a queue's test commit is judged, and no entries are read for it", async () => {
+  const testCommits: string[] = [];
+  app = await appOnFakeGitHub({ testCommits });
+  const { fake, repo } = app;
+  const sha = repo.pullRequest(repo.openPullRequest({ title: 'Built as a test commit' })).headSha;
+  testCommits.push(sha);
+  app.calls.length = 0;
+  await handled(app, ['status'], () => fake.ci.status(sha, 'ci', 'success'));
+  expect(app.calls).toEqual([`checks ${sha.slice(0, 7)}`]);
+});
+
+test("a status on a waiting PR's head tells its queue, found in the cached entries", async () => {
+  const waiting: Array<{ prNumber: number; headSha: string }> = [];
+  app = await appOnFakeGitHub({ waiting });
+  const { fake, repo } = app;
+  const n = repo.openPullRequest({ title: 'Waits for its checks' });
+  const sha = repo.pullRequest(n).headSha;
+  waiting.push({ prNumber: n, headSha: sha });
+  app.calls.length = 0;
+  await handled(app, ['status'], () => fake.ci.status(sha, 'ci', 'success'));
+  expect(app.calls).toEqual([`checks ${sha.slice(0, 7)}`, 'enqueued read', `changed #${n}`]);
+});
