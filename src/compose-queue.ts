@@ -11,6 +11,8 @@ import { forgetFinishedDeliveries, OUTBOX_MEMORY_MS } from './webhooks/outbox-re
 
 /** GitHub redelivers within days; a week of delivery ids is plenty. */
 const DELIVERY_MEMORY_MS = 7 * 24 * 60 * 60 * 1000;
+/** How often what is kept for days (delivery ids, finished outgoing deliveries) is pruned. */
+const PRUNE_MS = 10 * 60 * 1000;
 /** How often copies of runs finished long ago are forgotten (the store's readers of recent runs scan the copies). */
 const TEST_RUN_PRUNE_MS = 10 * 60_000;
 /** How often the head of every busy queue's branch is read, in case a push webhook was lost. */
@@ -76,14 +78,17 @@ export function composeQueueServices(options: {
   const events = hostEvents(runner, options.stores);
   bound.events = events;
   const stores = options.stores;
+  /** When each blocked PR's verdict was last looked at (refreshWaitingFacts), between rounds. */
+  const verdictsChecked = new Map<string, number>();
   const maintenance = new Maintenance(
     [
-      { name: 'refresh facts of waiting PRs', run: async () => refreshWaitingFacts(stores, events, (queueId) => runner.waitingPullRequests(queueId), await stores.engine.queueIds()) },
+      { name: 'refresh facts of waiting PRs', run: async () => refreshWaitingFacts(stores, events, (queueId) => runner.waitingPullRequests(queueId), await stores.engine.queueIds(), Date.now(), verdictsChecked) },
       // Push webhooks can be lost, and GitHub never redelivers: the head of every busy queue's branch is read now and then.
       { name: 'read target branch heads', everyMs: BASE_HEAD_READ_MS, run: async () => readBaseHeads(runner, (queueId) => runner.enqueuedCount(queueId), await stores.engine.queueIds()) },
-      { name: 'forget old webhook deliveries', run: () => stores.deliveries.prune(new Date(Date.now() - DELIVERY_MEMORY_MS)) },
+      // Kept for days: pruned every few minutes, not every round (on the local FerretDB each prune reads the whole collection).
+      { name: 'forget old webhook deliveries', everyMs: PRUNE_MS, run: () => stores.deliveries.prune(new Date(Date.now() - DELIVERY_MEMORY_MS)) },
       { name: 'prune recent test runs', everyMs: TEST_RUN_PRUNE_MS, run: () => stores.testRuns.prune(new Date()) },
-      { name: 'forget finished outgoing webhook deliveries', run: () => forgetFinishedDeliveries(stores.webhooks, new Date(Date.now() - OUTBOX_MEMORY_MS)) },
+      { name: 'forget finished outgoing webhook deliveries', everyMs: PRUNE_MS, run: () => forgetFinishedDeliveries(stores.webhooks, new Date(Date.now() - OUTBOX_MEMORY_MS)) },
       ...(options.maintenanceTasks ?? []),
     ],
     options.log,

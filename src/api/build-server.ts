@@ -46,6 +46,11 @@ declare module 'fastify' {
 export interface BuildServerOptions {
   stores: Stores;
   gitHosts: GitHostRegistry;
+  /**
+   * How old the views' cache of enqueued entries may get (EnqueuedEntriesCache maxAgeMs); tests that write entries
+   * beneath the runner, which no one else does, set 0.
+   */
+  enqueuedCacheMaxAgeMs?: number;
   /** The queues' writer; built here from stores and hosts when not given. */
   runner?: QueueRunner;
   /** Serves /sandbox/* when given. */
@@ -120,7 +125,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   if (options.metrics) recordHttpLatency(app, options.metrics);
   if (options.metrics && options.operatorToken) {
-    await app.register(operatorMetricsRoute({ metrics: options.metrics, stores: options.stores, operatorToken: options.operatorToken }));
+    await app.register(operatorMetricsRoute({ metrics: options.metrics, stores: options.stores, operatorToken: options.operatorToken, enqueuedCount: async (queueId) => (await enqueuedCache.enqueued(options.stores, queueId)).length }));
   }
 
   const now = options.now ?? (() => new Date());
@@ -128,7 +133,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const runner = options.runner ?? new QueueRunner({ stores: options.stores, hosts: options.gitHosts, log, now: () => now().getTime() });
   app.decorate('queueRunner', runner);
   app.addHook('onClose', async () => runner.stop());
-  const enqueuedCache = new EnqueuedEntriesCache();
+  const enqueuedCache = new EnqueuedEntriesCache(options.enqueuedCacheMaxAgeMs !== undefined ? { maxAgeMs: options.enqueuedCacheMaxAgeMs } : {});
   // Views of a queue this replica writes follow its decisions instead of reading every entry after each.
   runner.onRecorded((change) => void enqueuedCache.recorded(options.stores, change));
   // Status polls of PRs in queues this replica writes are answered from memory, forgotten as decisions change them.

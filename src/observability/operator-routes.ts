@@ -24,7 +24,13 @@ function sameSecret(given: string, expected: string): boolean {
  * on a separate metrics port (reachable only inside the deployment) it asks
  * for nothing.
  */
-export function operatorMetricsRoute(options: { metrics: ServiceMetrics; stores: Stores; operatorToken?: string }): FastifyPluginAsync {
+export function operatorMetricsRoute(options: {
+  metrics: ServiceMetrics;
+  stores: Stores;
+  operatorToken?: string;
+  /** How many PRs a queue holds (a cache of the enqueued entries: counting them reads every entry on the local FerretDB). */
+  enqueuedCount?: (queueId: string) => Promise<number>;
+}): FastifyPluginAsync {
   return async (app) => {
     app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
       if (options.operatorToken) {
@@ -39,12 +45,12 @@ export function operatorMetricsRoute(options: { metrics: ServiceMetrics; stores:
 }
 
 /** Queue depth is read at scrape time, so every replica reports the same truth. */
-async function refreshQueueDepth(options: { metrics: ServiceMetrics; stores: Stores }): Promise<void> {
+async function refreshQueueDepth(options: { metrics: ServiceMetrics; stores: Stores; enqueuedCount?: (queueId: string) => Promise<number> }): Promise<void> {
   options.metrics.queueDepth.reset();
   for (const queueId of await options.stores.engine.queueIds()) {
     const queue = await options.stores.queues.findById(queueId);
     if (!queue) continue;
     const name = `${queue.repo.host}/${queue.repo.owner}/${queue.repo.name}@${queue.targetBranch}`;
-    options.metrics.queueDepth.set({ queue: name }, await options.stores.entries.countEnqueued(queueId));
+    options.metrics.queueDepth.set({ queue: name }, await (options.enqueuedCount?.(queueId) ?? options.stores.entries.countEnqueued(queueId)));
   }
 }

@@ -31,7 +31,8 @@ export interface WaitingPullRequest {
  * The waiting PRs come from the queue's writer (`waitingOf`, its state in memory; null when another replica
  * writes the queue, and refreshes it): a query of the entries by queue and state, every 15 seconds for every
  * queue, is a pass over every entry stored on the local FerretDB (3 s a queue with 24,000 entries stored). Only
- * a "not mergeable" verdict's age is read, from that entry by _id.
+ * a "not mergeable" verdict's age is read, from that entry by _id, and at most once per NOT_MERGEABLE_REREAD_MS
+ * (`checked`, kept by the caller between rounds: read every round, it was a read per blocked PR every 15 s).
  */
 export async function refreshWaitingFacts(
   stores: Stores,
@@ -39,24 +40,33 @@ export async function refreshWaitingFacts(
   waitingOf: (queueId: string) => WaitingPullRequest[] | null,
   queueIds: string[],
   now: number = Date.now(),
+  checked: Map<string, number> = new Map(),
 ): Promise<number> {
+  for (const [entryId, at] of checked) if (now - at >= NOT_MERGEABLE_REREAD_MS) checked.delete(entryId);
   let refreshed = 0;
   for (const queueId of queueIds) {
     const waiting = waitingOf(queueId);
     if (!waiting || waiting.length === 0) continue;
     const queue = await stores.queues.findById(queueId);
     if (!queue) continue;
-    // At most a thousand a queue each round, as before (each read costs the host a request).
-    for (const pr of waiting.slice(0, MAX_READ_PER_ROUND)) {
+    // At most a thousand reads a queue each round (each costs the host a request); counted among the PRs due, so
+    // the ones past the first thousand waiting are reached too (found by review: they were never read again).
+    let reads = 0;
+    for (const pr of waiting) {
+      if (reads >= MAX_READ_PER_ROUND) break;
       // Facts the host has not settled, or that the queue waits for, every round; a verdict of not mergeable, only once it is old.
       const unsettled = pr.awaitingFacts === true || pr.mergeability === null || pr.mergeability === 'in_progress' || pr.mergeability === 'unspecified';
       if (!unsettled && pr.mergeability !== 'not_mergeable') continue;
       if (!unsettled) {
+        if (checked.has(pr.entryId)) continue;
         const readAt = (await stores.entries.findById(pr.entryId))?.facts?.readAt.getTime();
+        // Its age is looked at again once the verdict (or this read of it) is NOT_MERGEABLE_REREAD_MS old.
+        checked.set(pr.entryId, readAt !== undefined && now - readAt < NOT_MERGEABLE_REREAD_MS ? readAt : now);
         if (readAt !== undefined && now - readAt < NOT_MERGEABLE_REREAD_MS) continue;
       }
       await events.pullRequestChanged(queue.repo, pr.prNumber);
       refreshed++;
+      reads++;
     }
   }
   return refreshed;

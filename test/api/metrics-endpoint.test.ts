@@ -197,7 +197,8 @@ let token: string;
 let tokenOther: string;
 
 beforeAll(async () => {
-  h = await startApiHarness({ prefix: 'metrics', now: () => clock });
+  // The entries are written here beneath the runner: read fresh by every scrape, not from the views' cache.
+  h = await startApiHarness({ prefix: 'metrics', now: () => clock, enqueuedCacheMaxAgeMs: 0 });
   token = await h.tokenFor('acme');
   tokenOther = await h.tokenFor('globex');
 });

@@ -228,3 +228,28 @@ test("a PR's first status read after its submit on the replica that writes its q
   expect({ state: view.state, prSha: view.prSha, impactedTargets: view.impactedTargets }).toEqual({ state: stored?.state, prSha: stored?.facts?.headSha, impactedTargets: undefined });
   expect(view.state).toBe('PENDING');
 });
+
+// Found by a cost review: every scrape (every 15 to 30 s) read every enqueued entry of every queue.
+test('getMergeQueueMetrics reads no entry again while the runner has recorded nothing since the last scrape', async () => {
+  const call = callsOn('metrics');
+  await call('/v1/createQueue', {});
+  await call('/v1/updateQueue', { state: 'PAUSED' });
+  for (const n of [1, 2, 3]) await call('/v1/submitPullRequest', { pr: { number: n } });
+  await h.app.queueRunner.settled((await call('/v1/getQueue', {})).id);
+  const scrape = async () => {
+    counting = new Map();
+    const res = await h.app.inject({ method: 'GET', url: '/v1/getMergeQueueMetrics?repo=demo/metrics&repoHost=sandbox', headers: { 'x-api-token': token } });
+    const entries = counting.get('queue_entries') ?? 0;
+    counting = null;
+    expect(res.statusCode).toBe(200);
+    return { entries, depth: /mq_depth_current\{[^}]*\} (\d+)/.exec(res.body)?.[1] };
+  };
+  await scrape();
+  // The hour's changes are still read (history, not the queue); the enqueued entries are not.
+  const before = await scrape();
+  const again = await scrape();
+  expect(again).toEqual(before);
+  expect(again.depth).toBe('3');
+  // One query of the entries: the hour's changes.
+  expect(again.entries).toBe(1);
+});

@@ -61,8 +61,33 @@ test('NOT_READY PRs are read again: unsettled facts every round, a "not mergeabl
   const read: number[] = [];
   const events = { pullRequestChanged: async (_repo: unknown, n: number) => void read.push(n), testRunFinished: async () => undefined, branchMoved: async () => undefined, hostAccess: async () => undefined };
   // Queue q is written here; queue elsewhere by another replica, which refreshes it.
-  const count = await refreshWaitingFacts(stores, events, (queueId) => (queueId === 'q' ? waiting : null), ['q', 'elsewhere'], now);
+  const checked = new Map<string, number>();
+  const count = await refreshWaitingFacts(stores, events, (queueId) => (queueId === 'q' ? waiting : null), ['q', 'elsewhere'], now, checked);
   expect(read).toEqual([1, 3, 4]);
   expect(count).toBe(3);
   expect(readById).toEqual(['e2', 'e3']);
+
+  // The next rounds (15 s apart) read no verdict's age again until it is due (found by review: a read by id per
+  // blocked PR every round); unsettled facts are asked for every round.
+  read.length = 0;
+  readById.length = 0;
+  await refreshWaitingFacts(stores, events, () => waiting, ['q'], now + 15_000, checked);
+  expect(read).toEqual([1, 4]);
+  expect(readById).toEqual([]);
+  // e2's verdict (read 1 s before the first round) is due again; e3 was asked for in the first round, so not yet.
+  await refreshWaitingFacts(stores, events, () => waiting, ['q'], now + NOT_MERGEABLE_REREAD_MS - 500, checked);
+  expect(readById).toEqual(['e2']);
+  expect(read).toEqual([1, 4, 1, 2, 4]);
+});
+
+test('the thousand reads a round are counted among the PRs due: one waiting past a thousand settled ones is read', async () => {
+  const waiting: WaitingPullRequest[] = [
+    ...Array.from({ length: 1_000 }, (_, i) => ({ entryId: `m${i}`, prNumber: 10_000 + i, mergeability: 'mergeable' as const })),
+    { entryId: 'late', prNumber: 7, mergeability: null },
+  ];
+  const stores = { queues: { findById: async () => ({ id: 'q', repo: { host: 'github.com', owner: 'o', name: 'r' } }) } } as unknown as Stores;
+  const read: number[] = [];
+  const events = { pullRequestChanged: async (_repo: unknown, n: number) => void read.push(n), testRunFinished: async () => undefined, branchMoved: async () => undefined, hostAccess: async () => undefined };
+  expect(await refreshWaitingFacts(stores, events, () => waiting, ['q'], 0)).toBe(1);
+  expect(read).toEqual([7]);
 });

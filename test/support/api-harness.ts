@@ -47,6 +47,8 @@ export async function startApiHarness(
     hostRetryDelayMs?: (attempt: number) => number;
     /** This replica's lease owner name and lease length. */
     owner?: string;
+    /** The views' cache of enqueued entries (0 for tests that write entries beneath the runner). */
+    enqueuedCacheMaxAgeMs?: number;
   } = {},
 ): Promise<ApiHarness> {
   const database = options.database ?? (await createTestDatabaseUri(options.prefix ?? 'api'));
@@ -75,13 +77,14 @@ export async function startApiHarness(
       sandbox: services.sandbox,
       now: options.now,
       ...(options.operator ? { metrics: options.operator.metrics, operatorToken: options.operator.token } : {}),
+      ...(options.enqueuedCacheMaxAgeMs !== undefined ? { enqueuedCacheMaxAgeMs: options.enqueuedCacheMaxAgeMs } : {}),
     });
     await services.runner.start();
     maintenance = services.maintenance;
     sandbox = services.sandbox;
     runner = services.runner;
   } else {
-    app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now });
+    app = await buildServer({ stores, gitHosts: gitHostRegistry(options.hosts ?? {}), now: options.now, ...(options.enqueuedCacheMaxAgeMs !== undefined ? { enqueuedCacheMaxAgeMs: options.enqueuedCacheMaxAgeMs } : {}) });
   }
   await app.ready();
   const tokens = tokenService(stores.tokens);

@@ -53,7 +53,7 @@ export function testingAndMetricsRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           if (repoHost && forbidOtherOrganizations(request, reply, { host: repoHost, owner: token.owner })) return reply;
           queues = await deps.stores.queues.listForOrg(token.host, token.owner);
         }
-        const text = await renderQueueMetrics(deps.stores, queues, deps.now());
+        const text = await renderQueueMetrics(deps.stores, queues, deps.now(), (queueId) => deps.enqueuedCache.enqueued(deps.stores, queueId));
         // Sent as a ready string so no JSON serializer touches it.
         return reply.type(METRICS_CONTENT_TYPE).serializer((payload) => payload as string).send(text);
       },
