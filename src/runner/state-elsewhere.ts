@@ -14,7 +14,7 @@ interface Loaded {
   recordedThrough: number;
   loadedAt: number;
   state: EngineState | null;
-  forecast?: QueueForecast;
+  forecast?: Promise<QueueForecast>;
 }
 
 /**
@@ -25,6 +25,11 @@ interface Loaded {
  */
 export class StateElsewhere {
   private readonly loaded = new LRUCache<string, Loaded>({ max: 200 });
+  /**
+   * Loads under way, by queue and cursor: the requests that arrive together after a decision (64 status reads) share
+   * one load instead of each replaying the whole log (found by a cost review).
+   */
+  private readonly loading = new Map<string, Promise<Loaded>>();
 
   constructor(
     private readonly engine: Pick<EngineStore, 'cursors' | 'load'>,
@@ -36,10 +41,22 @@ export class StateElsewhere {
     const { recordedThrough } = await this.engine.cursors(queueId);
     const known = this.loaded.get(queueId);
     if (known && known.recordedThrough === recordedThrough && this.now() - known.loadedAt < MAX_AGE_MS) return known;
-    const stored = await this.engine.load(queueId);
-    const fresh: Loaded = { recordedThrough, loadedAt: this.now(), state: stored ? loadState(stored.snapshot, stored.decisions) : null };
-    this.loaded.set(queueId, fresh);
-    return fresh;
+    const key = `${queueId}@${recordedThrough}`;
+    let load = this.loading.get(key);
+    if (!load) {
+      load = (async () => {
+        const stored = await this.engine.load(queueId);
+        const fresh: Loaded = { recordedThrough, loadedAt: this.now(), state: stored ? loadState(stored.snapshot, stored.decisions) : null };
+        this.loaded.set(queueId, fresh);
+        return fresh;
+      })();
+      this.loading.set(key, load);
+      load.then(
+        () => this.loading.delete(key),
+        () => this.loading.delete(key),
+      );
+    }
+    return load;
   }
 
   /** The queue's state (a copy the caller may keep), or null for a queue with none stored. */
@@ -52,8 +69,16 @@ export class StateElsewhere {
   async forecast(queueId: string): Promise<QueueForecast> {
     const loaded = await this.current(queueId);
     if (!loaded.forecast) {
-      const { history, samples } = await this.ciHistory(queueId);
-      loaded.forecast = { byEntry: loaded.state ? forecastMerges(loaded.state, history, this.now()) : new Map(), history, samples };
+      // Shared by the requests that ask while it is computed, like the load.
+      const forecast = (async () => {
+        const { history, samples } = await this.ciHistory(queueId);
+        return { byEntry: loaded.state ? forecastMerges(loaded.state, history, this.now()) : new Map(), history, samples };
+      })();
+      loaded.forecast = forecast;
+      // A failed read of the history is not kept: the next request asks again.
+      forecast.catch(() => {
+        if (loaded.forecast === forecast) delete loaded.forecast;
+      });
     }
     return loaded.forecast;
   }

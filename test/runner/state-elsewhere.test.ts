@@ -40,3 +40,24 @@ test("a replica that is not the writer loads the queue's state once per recorded
   await writer.stop();
   await reader.stop();
 });
+
+// Found by a cost review: requests arriving together after a decision each loaded (replayed) the whole state.
+test('requests that arrive together on a replica that is not the writer share one load of the state', async () => {
+  const { stores } = db;
+  const queue = await insertQueue(stores, 'together');
+  const hosts = gitHostRegistry({ 'fake.example': quietHost() });
+  const writer = new QueueRunner({ stores, hosts, log: silentLog, owner: 'writer', pollMs: 60_000 });
+  let loads = 0;
+  const counting = { ...stores, engine: { ...stores.engine, load: (id: string) => (loads++, stores.engine.load(id)) } };
+  const reader = new QueueRunner({ stores: counting, hosts, log: silentLog, owner: 'reader', pollMs: 60_000 });
+  await writer.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  const first = await claimEntry(stores, queue.id, 1);
+  expect(await writer.dispatch(queue.id, first.submitted)).toBe(true);
+  await writer.settled(queue.id);
+
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? reader.engineState(queue.id) : reader.mergeForecast(queue.id))));
+  expect(answers).toHaveLength(20);
+  expect(loads).toBe(1);
+  await writer.stop();
+  await reader.stop();
+});
