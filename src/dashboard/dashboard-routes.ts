@@ -7,7 +7,9 @@ import { findQueue } from '../queue/queue-service.js';
 import { asOfOneDecision } from '../queue/consistent-read.js';
 import { queueBoard as buildBoard } from './queue-board.js';
 import { queueHealth } from './queue-health.js';
-import { queueSummaries } from './queue-summaries.js';
+import { queueSummaries, type DaySummary } from './queue-summaries.js';
+import { RecordedMemo } from './recorded-memo.js';
+import type { QueueBoard } from '../api/schemas/dashboard.js';
 
 const tags = ['Dashboard'];
 const HOUR_MS = 60 * 60 * 1000;
@@ -18,6 +20,9 @@ const HOUR_MS = 60 * 60 * 1000;
  * board, and a queue's health over a window.
  */
 export function dashboardRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
+  // What the pages show of each queue's last day, kept while its runner records nothing (the pages ask every second).
+  const days = new RecordedMemo<DaySummary>(60_000, () => deps.now().getTime());
+  const recent = new RecordedMemo<QueueBoard['recentlyEnded']>(60_000, () => deps.now().getTime());
   return async (app) => {
     app.post('/listQueues', {
       schema: { tags, summary: "The token's organization's queues, each with its depth, PRs testing, merges in the last day and problems", body: listQueuesRequest, response: { 200: listQueuesResponse } },
@@ -25,7 +30,7 @@ export function dashboardRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         const token = request.apiToken;
         if (!token) return sendError(reply, 401, 'No token.');
         const queues = await deps.stores.queues.listForOrg(token.host, token.owner);
-        return { queues: await queueSummaries(deps.stores, queues, deps.now().getTime(), deps.enqueuedCache) };
+        return { queues: await queueSummaries(deps.stores, queues, deps.now().getTime(), deps.enqueuedCache, days) };
       },
     });
 
@@ -37,7 +42,7 @@ export function dashboardRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         const queue = found.value;
         return asOfOneDecision(deps.stores, queue.id, async () => {
           const [state, forecast] = await Promise.all([deps.runner.engineState(queue.id), deps.runner.mergeForecast(queue.id)]);
-          return buildBoard(deps.stores, queue, state, forecast, deps.now().getTime(), deps.enqueuedCache);
+          return buildBoard(deps.stores, queue, state, forecast, deps.now().getTime(), deps.enqueuedCache, recent);
         });
       },
     });

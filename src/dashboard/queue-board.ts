@@ -6,6 +6,7 @@ import type { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { pullRequestViews, queueView } from '../queue/views.js';
 import type { BoardRun, PullRequestView, QueueBoard } from '../api/schemas/dashboard.js';
 import type { QueueForecast } from '../runner/queue-runner.js';
+import type { RecordedMemo } from './recorded-memo.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECENT_SHOWN = 50;
@@ -15,14 +16,21 @@ const RECENT_SHOWN = 50;
  * view (served from the replica's cache at rest), the runs in flight as the
  * engine holds them (at most `concurrency` plus bisections, probes included, each
  * joined to its record by id), the PRs that ended in the last day, and each waiting PR's
- * forecast merge time.
+ * forecast merge time. At rest (`cache`, `recent`: nothing recorded since the last ask) the
+ * queue and the PRs that ended are not read again.
  */
-export async function queueBoard(stores: Stores, queue: QueueRecord, state: EngineState | null, forecast: QueueForecast, now: number, cache?: EnqueuedEntriesCache): Promise<QueueBoard> {
+export async function queueBoard(
+  stores: Stores,
+  queue: QueueRecord,
+  state: EngineState | null,
+  forecast: QueueForecast,
+  now: number,
+  cache?: EnqueuedEntriesCache,
+  recent?: RecordedMemo<QueueBoard['recentlyEnded']>,
+): Promise<QueueBoard> {
   const since = new Date(now - DAY_MS);
-  const [view, ended] = await Promise.all([
-    queueView(stores, queue, cache),
-    stores.entries.page({ queueId: queue.id, states: ['MERGED', 'FAILED', 'CANCELLED'], since, take: RECENT_SHOWN }),
-  ]);
+  const ended = async () => endedWithReasons(stores, queue, await stores.entries.page({ queueId: queue.id, states: ['MERGED', 'FAILED', 'CANCELLED'], since, take: RECENT_SHOWN }));
+  const [view, recentlyEnded] = await Promise.all([queueView(stores, queue, cache), recent ? recent.get(stores, queue.id, ended) : ended()]);
   const { byEntry: eta, history, samples } = forecast;
   for (const pr of view.enqueuedPullRequests) {
     const at = eta.get(pr.id);
@@ -35,7 +43,7 @@ export async function queueBoard(stores: Stores, queue: QueueRecord, state: Engi
   return {
     queue: view,
     runs: runs.sort((a, b) => a.seq - b.seq),
-    recentlyEnded: await endedWithReasons(stores, queue, ended),
+    recentlyEnded,
     forecast: { ciDurationMinutes: Math.round((history.ciDurationMs / 60_000) * 10) / 10, failureRate: Math.round(history.failureRate * 100) / 100, basedOnRuns: samples },
   };
 }

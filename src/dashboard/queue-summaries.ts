@@ -5,20 +5,33 @@ import { shownQueueState } from '../domain/queue-state.js';
 import { problemsOf } from '../queue/views.js';
 import type { QueueSummary } from '../api/schemas/dashboard.js';
 import { queueHealth } from './queue-health.js';
+import type { RecordedMemo } from './recorded-memo.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** Each queue at a glance: three reads per queue (its enqueued entries from the cache at rest), none per PR. */
-export async function queueSummaries(stores: Stores, queues: QueueRecord[], now: number, cache?: EnqueuedEntriesCache): Promise<QueueSummary[]> {
+/** A queue's last day, as its summary shows it. */
+export interface DaySummary {
+  merged: number;
+  timeInQueueP95: number | null;
+}
+
+/**
+ * Each queue at a glance: three reads per queue, none per PR; at rest (`cache`, `days`: nothing recorded since the
+ * last ask) only cursor reads by id.
+ */
+export async function queueSummaries(stores: Stores, queues: QueueRecord[], now: number, cache?: EnqueuedEntriesCache, days?: RecordedMemo<DaySummary>): Promise<QueueSummary[]> {
   return Promise.all(
     queues.map(async (queue) => {
       const since = new Date(now - DAY_MS);
-      const [entries, lastRun, changed] = await Promise.all([
+      const lastDay = async (): Promise<DaySummary> => {
+        const { totals } = queueHealth(await stores.entries.listChangedSince(queue.id, since), [], { from: since.getTime(), to: now, bucketMs: DAY_MS });
+        return { merged: totals.merged, timeInQueueP95: totals.timeInQueueP95 };
+      };
+      const [entries, lastRun, day] = await Promise.all([
         cache ? cache.enqueued(stores, queue.id) : stores.entries.listEnqueued(queue.id),
         stores.testRuns.latestFinished(queue.id),
-        stores.entries.listChangedSince(queue.id, since),
+        days ? days.get(stores, queue.id, lastDay) : lastDay(),
       ]);
-      const day = queueHealth(changed, [], { from: since.getTime(), to: now, bucketMs: DAY_MS });
       return {
         id: queue.id,
         repo: queue.repo,
@@ -28,8 +41,8 @@ export async function queueSummaries(stores: Stores, queues: QueueRecord[], now:
         depth: entries.length,
         testing: entries.filter((e) => e.state === 'TESTING').length,
         notReady: entries.filter((e) => e.state === 'NOT_READY').length,
-        merged24h: day.totals.merged,
-        timeInQueueP95Minutes: day.totals.timeInQueueP95,
+        merged24h: day.merged,
+        timeInQueueP95Minutes: day.timeInQueueP95,
         problems: problemsOf(queue, lastRun),
       };
     }),

@@ -253,3 +253,36 @@ test('getMergeQueueMetrics reads no entry again while the runner has recorded no
   // One query of the entries: the hour's changes.
   expect(again.entries).toBe(1);
 });
+
+// Found by a cost review: the dashboard asks about once a second while a queue changes, and each ask read the day's
+// entries (timelines included) and the PRs that ended.
+test("the dashboard's queue list and board read no entry again while the runner has recorded nothing since", async () => {
+  const call = callsOn('dashboard');
+  const { id: queueId } = await call('/v1/createQueue', {});
+  await call('/v1/updateQueue', { state: 'PAUSED' });
+  for (const n of [1, 2, 3]) await call('/v1/submitPullRequest', { pr: { number: n } });
+  await call('/v1/cancelPullRequest', { pr: { number: 2 } });
+  await h.app.queueRunner.settled(queueId);
+  const entryQueries = async (path: string, body: object) => {
+    counting = new Map();
+    const res = await h.post(path, body, token);
+    const entries = counting.get('queue_entries') ?? 0;
+    counting = null;
+    expect(res.statusCode).toBe(200);
+    return { entries, body: res.json() };
+  };
+  const list = () => entryQueries('/v1/listQueues', {});
+  const board = () => entryQueries('/v1/getQueueBoard', { repo: { host: 'sandbox', owner: 'demo', name: 'dashboard' }, targetBranch: 'main' });
+  await list();
+  await board();
+  const [listed, shown] = [await list(), await board()];
+  expect(listed.entries).toBe(0);
+  expect(shown.entries).toBe(0);
+  expect(shown.body.recentlyEnded.map((e: { pullRequest: { prNumber: number } }) => e.pullRequest.prNumber)).toEqual([2]);
+  // A decision recorded since: read again, and shown.
+  await call('/v1/cancelPullRequest', { pr: { number: 3 } });
+  await h.app.queueRunner.settled(queueId);
+  const after = await board();
+  expect(after.entries).toBeGreaterThan(0);
+  expect(after.body.recentlyEnded.map((e: { pullRequest: { prNumber: number } }) => e.pullRequest.prNumber).sort()).toEqual([2, 3]);
+});
