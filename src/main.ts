@@ -5,7 +5,6 @@
 import { hostname } from 'node:os';
 import Fastify from 'fastify';
 import { ServiceMetrics } from './observability/service-metrics.js';
-import { EnqueuedEntriesCache } from './queue/enqueued-cache.js';
 import { operatorMetricsRoute } from './observability/operator-routes.js';
 import { openDatabase, type OpenDatabase } from './database.js';
 import { buildServer } from './api/build-server.js';
@@ -109,9 +108,7 @@ await app.listen({ port: config.PORT, host: config.HOST });
 // Operator metrics: behind a token on the main port, or open on a port of their own.
 const metricsServer = config.MQ_METRICS_PORT ? Fastify({ loggerInstance: log }) : undefined;
 if (metricsServer && config.MQ_METRICS_PORT) {
-  // A cache of its own: the depth read at each scrape costs a read by id while the queue is unchanged.
-  const enqueued = new EnqueuedEntriesCache();
-  await metricsServer.register(operatorMetricsRoute({ metrics, stores: database.stores, enqueuedCount: async (queueId) => (await enqueued.enqueued(database.stores, queueId)).length }));
+  await metricsServer.register(operatorMetricsRoute({ metrics, stores: database.stores }));
   await metricsServer.listen({ port: config.MQ_METRICS_PORT, host: config.HOST });
 }
 if (!config.MQ_OPERATOR_TOKEN && !config.MQ_METRICS_PORT) log.info('operator metrics off: set MQ_OPERATOR_TOKEN or MQ_METRICS_PORT to serve GET /metrics');

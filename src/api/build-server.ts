@@ -125,7 +125,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   if (options.metrics) recordHttpLatency(app, options.metrics);
   if (options.metrics && options.operatorToken) {
-    await app.register(operatorMetricsRoute({ metrics: options.metrics, stores: options.stores, operatorToken: options.operatorToken, enqueuedCount: async (queueId) => (await enqueuedCache.enqueued(options.stores, queueId)).length }));
+    await app.register(operatorMetricsRoute({ metrics: options.metrics, stores: options.stores, operatorToken: options.operatorToken, enqueuedCount: (queueId) => enqueuedCache.count(options.stores, queueId) }));
   }
 
   const now = options.now ?? (() => new Date());

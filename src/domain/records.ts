@@ -136,13 +136,13 @@ export interface TestedPullRequest {
 /** How a timed-out run's record names each required check that had not reported (`failureStatuses`). */
 export const TIMED_OUT_PREFIX = 'no result in time: ';
 
-/** One CI run of the base plus an ordered list of PRs, on a test branch. */
 /** A required check bound to one App (GitHub's `app_id` / `integration_id`). */
 export interface RequiredCheckApp {
   name: string;
   appId: number;
 }
 
+/** One CI run of the base plus an ordered list of PRs, on a test branch. */
 export interface TestRunRecord {
   id: string;
   queueId: string;

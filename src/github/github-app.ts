@@ -209,7 +209,8 @@ export function githubApp(deps: GitHubAppDeps) {
         // Our own "Merge Queue" check run changing says nothing new (and reading the PR for it costs a request).
         if (source.app?.id === deps.appId) return;
         // A queue's test commit is no PR's head: nothing more to look for (found by review: every check of every test
-        // run read every queue's entries).
+        // run read every queue's entries). A PR whose head is the very commit a queue tested (pushed from it) is
+        // missed here; the runner's refresh reads such a PR again while its facts are unsettled.
         if (await deps.checksChanged(repo, source.head_sha)) return;
         // A PR's own checks decide whether GitHub calls it mergeable (required checks). Checks of a
         // fork's PR name no pull requests (GitHub leaves the list empty): found by head sha instead.

@@ -28,7 +28,7 @@ export function operatorMetricsRoute(options: {
   metrics: ServiceMetrics;
   stores: Stores;
   operatorToken?: string;
-  /** How many PRs a queue holds (a cache of the enqueued entries: counting them reads every entry on the local FerretDB). */
+  /** How many PRs a queue holds, from the views' cache when it has the queue (counting reads every entry on the local FerretDB). */
   enqueuedCount?: (queueId: string) => Promise<number>;
 }): FastifyPluginAsync {
   return async (app) => {

@@ -45,8 +45,21 @@ export class EnqueuedEntriesCache {
    * while its PR's entry could not be found yet. Followed views catch up with those within this time.
    */
   constructor(options: { maxQueues?: number; maxAgeMs?: number } = {}) {
-    this.maxQueues = options.maxQueues ?? 16;
+    // Enough for the queues an organization's metrics walk at each scrape without pushing out what views use.
+    this.maxQueues = options.maxQueues ?? 64;
     this.maxAgeMs = options.maxAgeMs ?? 60_000;
+  }
+
+  /**
+   * How many PRs the queue holds: from the cache when it holds the queue as it is, else counted by the store, without
+   * filling the cache (a scrape that walks every queue of the service would push out what the views use).
+   */
+  async count(stores: Stores, queueId: string): Promise<number> {
+    await this.following.get(queueId);
+    const { recordedThrough } = await stores.engine.cursors(queueId);
+    const cached = this.byQueue.get(queueId);
+    if (cached && cached.recordedThrough === recordedThrough && Date.now() - cached.readAt < this.maxAgeMs) return cached.entries.length;
+    return stores.entries.countEnqueued(queueId);
   }
 
   async enqueued(stores: Stores, queueId: string): Promise<QueueEntryRecord[]> {

@@ -183,7 +183,7 @@ describe('required checks bound to one App', () => {
     const status = (id: number, state: string, login: string, type: string) => ({ ...commitStatusJson({ id, context: 'ci', state }), creator: { login, id: 100 + id, type } });
     const scope = githubChecks([], [commitStatusJson({ context: 'ci', state: 'success' })])
       .get(`${REPO_PATH}/commits/${SHA}/statuses`)
-      .query({ per_page: 100 })
+      .query({ per_page: 100, page: 1 })
       .reply(200, [status(3, 'success', 'mallory', 'User'), status(2, 'success', 'other-app[bot]', 'Bot'), status(1, 'failure', 'ci-app[bot]', 'Bot')])
       .get('/apps/other-app')
       .reply(200, { id: 7, slug: 'other-app' })
@@ -192,6 +192,27 @@ describe('required checks bound to one App', () => {
     // The bound App said failure: the run fails, whoever else said success.
     expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('failed');
     expect(finished).toEqual([expect.objectContaining({ passed: false, failedChecks: ['ci'] })]);
+    expect(scope.isDone()).toBe(true);
+  });
+
+  // Found by review: only the first 100 statuses were read.
+  test("the commit's statuses are read page by page until the bound App's status of the name is found", async () => {
+    const { host, finished } = testHost({ runs: [testRunRecord(bound)] });
+    const status = (id: number, context: string, state: string, login: string) => ({ ...commitStatusJson({ id, context, state }), creator: { login, id: 100 + id, type: 'Bot' } });
+    const noise = Array.from({ length: 100 }, (_, i) => status(1_000 + i, `lint-${i}`, 'success', 'lint-bot[bot]'));
+    const scope = githubChecks([], [commitStatusJson({ context: 'ci', state: 'success' })])
+      .get(`${REPO_PATH}/commits/${SHA}/statuses`)
+      .query({ per_page: 100, page: 1 })
+      .reply(200, noise)
+      .get(`${REPO_PATH}/commits/${SHA}/statuses`)
+      .query({ per_page: 100, page: 2 })
+      .reply(200, [status(1, 'ci', 'success', 'ci-app[bot]')])
+      // Known already when an earlier test asked (an App's id never changes: kept for the process).
+      .get('/apps/ci-app')
+      .optionally()
+      .reply(200, { id: APP, slug: 'ci-app' });
+    expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('passed');
+    expect(finished).toEqual([expect.objectContaining({ passed: true })]);
     expect(scope.isDone()).toBe(true);
   });
 });

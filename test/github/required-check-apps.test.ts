@@ -27,6 +27,7 @@ test("protection's app_id (a positive id; null and -1 mean any source) and a rul
   ]);
   const resolved = resolveRequiredStatuses('main', undefined, p);
   expect(resolved).toMatchObject({ statuses: ['build', 'lint', 'docs', 'e2e', 'perf'], apps: [{ name: 'build', appId: 15368 }, { name: 'e2e', appId: 42 }] });
-  // The queue's own list names checks by name only: it binds nothing.
-  expect(resolveRequiredStatuses('main', ['build'], p)).toEqual({ statuses: ['build'], source: 'queue', apps: [] });
+  // The queue's own list names the checks; the policy still binds those of them it pins (found by review).
+  expect(resolveRequiredStatuses('main', ['build', 'lint'], p)).toEqual({ statuses: ['build', 'lint'], source: 'queue', apps: [{ name: 'build', appId: 15368 }] });
+  expect(resolveRequiredStatuses('main', ['build'], null)).toEqual({ statuses: ['build'], source: 'queue', apps: [] });
 });

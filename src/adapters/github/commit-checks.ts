@@ -48,26 +48,21 @@ type Status = Pick<CommitStatusData, 'context' | 'state' | 'target_url'>;
 /**
  * The combined statuses with each one of a name bound to an App replaced by the latest status of that name its App
  * created (or left out when it made none). The combined status does not say who created a status; the commit's list
- * does (newest first; its first page, 100 statuses, holds the latest of each name but on a commit with more).
+ * does, newest first: read page by page until each bound name has its App's status, or the list ends.
  */
 async function fromTheirApps(client: GitHubClient, repo: RepoRef, sha: string, combined: Status[], appsOf: (name: string) => number[]): Promise<Status[]> {
-  const listed = (await client.request('GET /repos/{owner}/{repo}/commits/{ref}/statuses', { ...repoParams(repo), ref: sha, per_page: 100 })).data as CommitStatusListData;
-  const kept: Status[] = [];
-  for (const status of combined) {
-    const bound = appsOf(status.context);
-    if (bound.length === 0) {
-      kept.push(status);
-      continue;
-    }
-    for (const candidate of listed.filter((s) => s.context === status.context)) {
+  const found = new Map<string, Status>();
+  const sought = new Set(combined.map((status) => status.context).filter((name) => appsOf(name).length > 0));
+  for (let page = 1; sought.size > found.size; page++) {
+    const listed = (await client.request('GET /repos/{owner}/{repo}/commits/{ref}/statuses', { ...repoParams(repo), ref: sha, per_page: 100, page })).data as CommitStatusListData;
+    for (const candidate of listed) {
+      if (!sought.has(candidate.context) || found.has(candidate.context)) continue;
       const appId = await appOfBot(client, candidate.creator);
-      if (appId !== null && bound.includes(appId)) {
-        kept.push(candidate);
-        break;
-      }
+      if (appId !== null && appsOf(candidate.context).includes(appId)) found.set(candidate.context, candidate);
     }
+    if (listed.length < 100) break;
   }
-  return kept;
+  return combined.flatMap((status) => (sought.has(status.context) ? (found.get(status.context) ?? []) : [status]));
 }
 
 /** App ids by slug: an App's id never changes. */
@@ -82,8 +77,9 @@ function appOfBot(client: GitHubClient, creator: { login: string; type: string }
     id = getData<{ id: number }>(client, 'GET /apps/{app_slug}', { app_slug: slug }).then(
       (app) => app.id,
       (error: unknown) => {
-        appIds.delete(slug); // Asked again next time (a 5xx); a 404 says no such App, so none of ours.
+        // A 404 says no such App (a bot that is none): kept. Anything else is asked again next time.
         if (failedWith(error, 404)) return null;
+        appIds.delete(slug);
         throw error;
       },
     );

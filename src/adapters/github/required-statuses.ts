@@ -24,11 +24,16 @@ export function noRequiredStatusesMessage(branch: string): string {
  * Null: nothing is required anywhere, and the caller refuses to test.
  */
 export function resolveRequiredStatuses(branch: string, queueStatuses: string[] | undefined, policy: BranchPolicy | null): RequiredStatuses | null {
-  if (queueStatuses && queueStatuses.length > 0) return { statuses: unique(queueStatuses), source: 'queue', apps: [] };
-  if (!policy) return null;
   // Protection may require the queue's own check; it is shown on PR heads, never on test branches,
   // so a run must not wait for it (landing-refusal says what that requirement does to landing).
   const notOwn = (name: string) => name !== checkRunName(branch);
+  if (queueStatuses && queueStatuses.length > 0) {
+    const statuses = unique(queueStatuses);
+    // The queue's list names checks; the policy still binds those it requires to their Apps (found by review: naming
+    // a pinned check in the queue's list took its pin off).
+    return { statuses, source: 'queue', apps: policy ? requiredCheckApps(policy).filter((check) => statuses.includes(check.name)) : [] };
+  }
+  if (!policy) return null;
   const names = requiredCheckNames(policy);
   const protection = names.protection.filter(notOwn);
   const rulesets = names.rulesets.filter(notOwn);
