@@ -27,6 +27,8 @@ export function retryDelayMs(attempt: number, random: () => number = Math.random
 export interface OutageTracking {
   queueId: string;
   outage: { since: number; attempts: number } | null;
+  /** When an action last answered after an outage (recovered): a slow-answer watch started before it says nothing. */
+  answeredAt?: number;
 }
 
 export interface OutageDeps {
@@ -116,8 +118,10 @@ export const SLOW_ANSWER_MS = 120_000;
  */
 export function watchForSlowAnswer(tracking: OutageTracking, what: string, deps: Pick<OutageDeps, 'log' | 'metrics' | 'now' | 'report'>, afterMs = SLOW_ANSWER_MS): { settled(succeeded: boolean): Promise<void> } {
   let reported: Promise<void> | null = null;
+  const startedAt = deps.now();
   const timer = setTimeout(() => {
-    if (tracking.outage !== null) return;
+    // An outage known already, or one just ended by an answer to this very step (its report still being recorded).
+    if (tracking.outage !== null || (tracking.answeredAt ?? -Infinity) > startedAt) return;
     const outage = { since: deps.now(), attempts: 0 };
     tracking.outage = outage;
     deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 1);
@@ -163,6 +167,7 @@ async function failing(tracking: OutageTracking, action: string, error: unknown,
 async function recovered(tracking: OutageTracking, deps: Pick<OutageDeps, 'log' | 'metrics' | 'now' | 'report'>, cause?: 'actions'): Promise<void> {
   const since = tracking.outage?.since ?? deps.now();
   tracking.outage = null;
+  tracking.answeredAt = deps.now();
   deps.metrics?.hostOutage.set({ queue: tracking.queueId }, 0);
   deps.log.info({ queueId: tracking.queueId, outageSeconds: Math.round((deps.now() - since) / 1000) }, 'the repository host answers again');
   await deps.report(cause ? { type: 'host_recovered', cause } : { type: 'host_recovered' });
