@@ -6,7 +6,7 @@
  * merge's push) and must converge here.
  */
 import type { FakeEvent } from '../support/fake-github/index.js';
-import { startGitHubHarness, type GitHubHarness } from '../support/github-harness.js';
+import { problemsOnceAny, startGitHubHarness, type GitHubHarness } from '../support/github-harness.js';
 
 let h: GitHubHarness;
 beforeAll(async () => {
@@ -136,14 +136,7 @@ test('"Require a pull request" turned on while a run tests, without a bypass for
     repo.protectBranch('main', { requiredChecks: ['ci'], requiredApprovals: 0 });
     // Reported at once, maybe before the queue has recorded its test commit: it looks again shortly.
     await finishCi(repo, watch.pushes[0]!);
-    let problems: Array<{ kind: string; message: string }> = [];
-    await h.fake.waitFor(
-      async () => {
-        problems = (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems as typeof problems;
-        return problems.length > 0;
-      },
-      { timeoutMs: 20_000, message: 'the queue to report a problem' },
-    );
+    const problems = await problemsOnceAny(h, ref);
     expect(problems).toEqual([expect.objectContaining({ kind: 'landing_blocked', message: expect.stringMatching(/Changes must be made through a pull request[\s\S]*bypass/) })]);
     // No loop: the PR keeps its passed run and its place; nothing is rebuilt or retested while blocked.
     await new Promise((r) => setTimeout(r, 1_500));

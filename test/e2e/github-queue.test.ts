@@ -4,7 +4,7 @@
  * OpenAPI description (test/support/fake-github). Webhooks are real signed
  * deliveries to the running service.
  */
-import { startGitHubHarness, type GitHubHarness } from '../support/github-harness.js';
+import { problemsOnceAny, startGitHubHarness, type GitHubHarness } from '../support/github-harness.js';
 
 let h: GitHubHarness;
 beforeAll(async () => {
@@ -203,14 +203,7 @@ test('required checks missing → nothing is built or merged, the queue says why
   const { repo, ref } = await queueFor({});
   const n = repo.openPullRequest({ title: 'No checks anywhere' });
   repo.addLabel(n, 'merge-queue');
-  let problems: Array<{ kind: string; message: string }> = [];
-  await h.fake.waitFor(
-    async () => {
-      problems = (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems as typeof problems;
-      return problems.length > 0;
-    },
-    { timeoutMs: 20_000, message: 'the queue to report a problem' },
-  );
+  const problems = await problemsOnceAny(h, ref);
   expect(problems).toEqual([expect.objectContaining({ kind: 'landing_blocked', message: expect.stringMatching(/No required status checks[\s\S]*update the queue/) })]);
   const waiting = await prState(ref, n);
   expect(waiting.state).not.toBe('FAILED');

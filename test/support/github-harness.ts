@@ -146,3 +146,16 @@ export async function startGitHubHarness(
     },
   };
 }
+
+/** The problems `getQueue` lists for the queue of `ref`'s main branch, once it lists any (20 s at most). */
+export async function problemsOnceAny(h: GitHubHarness, ref: object): Promise<Array<{ kind: string; message: string }>> {
+  let problems: Array<{ kind: string; message: string }> = [];
+  await h.fake.waitFor(
+    async () => {
+      problems = (await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).json().problems as typeof problems;
+      return problems.length > 0;
+    },
+    { timeoutMs: 20_000, message: 'the queue to report a problem' },
+  );
+  return problems;
+}
