@@ -144,7 +144,10 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         // Their own runs (if an optimistic merge overtook them) are moot now.
         const own = runOf(state, head.entryId);
         if (own) ctx.dropRun(own, 'merged');
-        ctx.conclude(head.entryId, 'MERGED', 'merged', undefined, run);
+        // Pushed to while it landed: the head tested landed, the commits pushed since did not (the PR stays open on
+        // GitHub), and the queue says so rather than nothing.
+        const pushed = ctx.entry(head.entryId)?.unlessLanded?.reason === 'pushed_to';
+        ctx.conclude(head.entryId, 'MERGED', 'merged', pushed ? landedBeforePush(head.headSha) : undefined, run);
       }
       pruneKnownBases(ctx);
       // A head read while the merge was in flight that is not the merge's own result: the branch moved besides.
@@ -407,4 +410,9 @@ function commonPrefixLength(lists: readonly string[][]): number {
     length = i;
   }
   return length;
+}
+
+/** What a merged PR's status says when it was pushed to while it landed. */
+export function landedBeforePush(headSha: string): string {
+  return `The head the queue tested, ${headSha.slice(0, 7)}, landed; commits pushed to the pull request while it landed did not. Submit it again to land them.`;
 }

@@ -46,6 +46,24 @@ test('pushed to while its merge is carried out, refused for it: cancelled as pus
   expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['CANCELLED', 'pushed_to']]);
 });
 
+// Found by review: with merge commits GitHub leaves such a PR open (its new head is not in the branch) and nobody
+// said the pushed commits did not land.
+test('pushed to while its merge is carried out, and it lands: MERGED, saying the commits pushed since did not land', () => {
+  const q = landingAsked();
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: facts('h1-pushed'), merged: false });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' });
+  const [merged] = statusesOf(q.log, 1);
+  expect([merged?.state, merged?.reason]).toEqual(['MERGED', 'merged']);
+  expect(merged?.detail).toMatch(/commits pushed to the pull request while it landed did not/);
+});
+
+test('cancelled while its merge is carried out, and it lands: MERGED with nothing more to say', () => {
+  const q = landingAsked();
+  q.send({ type: 'cancelled', entryId: 'e1' });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' });
+  expect(statusesOf(q.log, 1)[0]?.detail).toBeUndefined();
+});
+
 test('a PR ahead in the landing run, cancelled meanwhile, lands with it', () => {
   const q = queueDriver({ tuning: 'fixed', concurrency: 2 });
   q.submit(1);

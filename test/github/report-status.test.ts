@@ -99,6 +99,38 @@ describe('reportPullRequestStatus', () => {
     expect(posted).toContain('add the `ship-it` label again');
   });
 
+  // Found by review: with merge commits GitHub leaves a PR pushed to while it landed open, and nobody said its new
+  // commits did not land (squash and rebase landings say so themselves, land-tested-commit.ts).
+  test.each([
+    ['merge_commit', true],
+    ['squash', false],
+  ] as const)('merged, pushed to while it landed (%s): the check run says so, and a comment too only for merge commits', async (mergeMethod, comments) => {
+    const { host } = testHost({ queues: [queueRecord({ config: { mergeMethod } })] });
+    const detail = 'The head the queue tested, ec26c3e, landed; commits pushed to the pull request while it landed did not. Submit it again to land them.';
+    let posted = '';
+    let scope = existingRuns(ours({ status: 'in_progress' }))
+      .patch(`${REPO_PATH}/check-runs/555`, (body: { conclusion: string; output: { summary: string } }) => body.conclusion === 'success' && body.output.summary.includes(detail))
+      .reply(200, {});
+    if (comments) {
+      scope = scope
+        .get(`${REPO_PATH}/issues/2/comments`)
+        .query(true)
+        .reply(200, [])
+        .post(`${REPO_PATH}/issues/2/comments`, (body: { body: string }) => {
+          posted = body.body;
+          return true;
+        })
+        .reply(201, {});
+    }
+    await host.reportPullRequestStatus(update({ state: 'MERGED', reason: 'merged', position: undefined, detail }));
+    expect(scope.isDone()).toBe(true);
+    if (comments) {
+      expect(posted).toContain('landed on `main`');
+      expect(posted).toContain(detail);
+      expect(posted).toContain('To land the commits pushed since, add the `merge-queue` label again');
+    }
+  });
+
   test('the same ejection reported again: no second comment', async () => {
     const { host } = testHost();
     const failed = update({ state: 'CANCELLED', reason: 'pushed_to', position: undefined, statusCheckEnabled: false });

@@ -95,7 +95,7 @@ export function checkRunView(update: PullRequestStatusUpdate, context: FeedbackC
         summary: `A test run with this pull request failed in ${queue}; the queue is finding out whether this pull request is the cause before removing it.${failing}`,
       };
     case 'MERGED':
-      return { status: 'completed', conclusion: 'success', title: 'Merged', summary: `Merged into \`${update.targetBranch}\` by the merge queue.` };
+      return { status: 'completed', conclusion: 'success', title: 'Merged', summary: `Merged into \`${update.targetBranch}\` by the merge queue.${detail}` };
     case 'FAILED':
       return {
         status: 'completed',
@@ -132,17 +132,17 @@ export function commentMarker(update: PullRequestStatusUpdate): string {
 export function ejectionComment(update: PullRequestStatusUpdate, context: FeedbackContext): string {
   const lines = [
     commentMarker(update),
-    `**Merge queue:** this pull request was removed from the queue for \`${update.targetBranch}\` because ${REASON_TEXTS[update.reason]}.`,
+    update.state === 'MERGED'
+      ? `**Merge queue:** landed on \`${update.targetBranch}\`.`
+      : `**Merge queue:** this pull request was removed from the queue for \`${update.targetBranch}\` because ${REASON_TEXTS[update.reason]}.`,
   ];
   if (update.detail) lines.push('', `> ${update.detail.replace(/\r?\n/g, '\n> ')}`);
   const failing = failingList(context.failingChecks);
   if (failing) lines.push('', failing.trimStart());
   const silent = timeoutExplanation(update, context);
   if (silent) lines.push('', silent.trimStart());
-  lines.push(
-    '',
-    `To queue it again, fix what is needed and push, then add the \`${context.label}\` label again (remove it first if it is still there) or comment \`/mq merge\`.`,
-  );
+  const again = update.state === 'MERGED' ? 'To land the commits pushed since, add' : 'To queue it again, fix what is needed and push, then add';
+  lines.push('', `${again} the \`${context.label}\` label again (remove it first if it is still there) or comment \`/mq merge\`.`);
   return lines.join('\n');
 }
 

@@ -173,11 +173,14 @@ export class GitHubHost implements GitHost {
 
   async reportPullRequestStatus(update: PullRequestStatusUpdate): Promise<void> {
     const comment = wantsComment(update);
-    if (!update.statusCheckEnabled && !comment) return;
+    // Merged with something to say (pushed to while it landed): squash and rebase landings said it on the PR already
+    // (land-tested-commit.ts); a merge commit's did not, and GitHub leaves such a PR open.
+    const mayTell = update.state === 'MERGED' && update.detail !== undefined && update.commentsEnabled;
+    if (!update.statusCheckEnabled && !comment && !mayTell) return;
     const client = await this.options.octokitFor(update.repo);
     const context = await this.feedbackContext(update);
     if (update.statusCheckEnabled) await publishCheckRun(client, update, context, new Date(this.now()), this.checkRunIds);
-    if (comment) await postEjectionComment(client, update, context);
+    if (comment || (mayTell && (await this.options.queues.find(update.repo, update.targetBranch))?.config.mergeMethod === 'merge_commit')) await postEjectionComment(client, update, context);
   }
 
   /**
