@@ -8,7 +8,7 @@ import { asOfOneDecision } from '../queue/consistent-read.js';
 import { queueBoard as buildBoard } from './queue-board.js';
 import { queueHealth } from './queue-health.js';
 import { queueSummaries, type DaySummary } from './queue-summaries.js';
-import { RecordedMemo } from './recorded-memo.js';
+import { RecordedMemo } from '../concurrency/recorded-memo.js';
 import type { QueueBoard } from '../api/schemas/dashboard.js';
 
 const tags = ['Dashboard'];

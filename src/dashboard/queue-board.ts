@@ -6,7 +6,7 @@ import type { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { pullRequestViews, queueView } from '../queue/views.js';
 import type { BoardRun, PullRequestView, QueueBoard } from '../api/schemas/dashboard.js';
 import type { QueueForecast } from '../runner/queue-runner.js';
-import type { RecordedMemo } from './recorded-memo.js';
+import type { RecordedMemo } from '../concurrency/recorded-memo.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECENT_SHOWN = 50;
@@ -30,7 +30,7 @@ export async function queueBoard(
 ): Promise<QueueBoard> {
   const since = new Date(now - DAY_MS);
   const ended = async () => endedWithReasons(stores, queue, await stores.entries.page({ queueId: queue.id, states: ['MERGED', 'FAILED', 'CANCELLED'], since, take: RECENT_SHOWN }));
-  const [view, recentlyEnded] = await Promise.all([queueView(stores, queue, cache), recent ? recent.get(stores, queue.id, ended) : ended()]);
+  const [view, recentlyEnded] = await Promise.all([queueView(stores, queue, cache), recent ? recent.get(stores.engine, queue.id, ended) : ended()]);
   const { byEntry: eta, history, samples } = forecast;
   for (const pr of view.enqueuedPullRequests) {
     const at = eta.get(pr.id);

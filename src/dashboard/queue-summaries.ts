@@ -5,7 +5,7 @@ import { shownQueueState } from '../domain/queue-state.js';
 import { problemsOf } from '../queue/views.js';
 import type { QueueSummary } from '../api/schemas/dashboard.js';
 import { queueHealth } from './queue-health.js';
-import type { RecordedMemo } from './recorded-memo.js';
+import type { RecordedMemo } from '../concurrency/recorded-memo.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -30,7 +30,7 @@ export async function queueSummaries(stores: Stores, queues: QueueRecord[], now:
       const [entries, lastRun, day] = await Promise.all([
         cache ? cache.enqueued(stores, queue.id) : stores.entries.listEnqueued(queue.id),
         stores.testRuns.latestFinished(queue.id),
-        days ? days.get(stores, queue.id, lastDay) : lastDay(),
+        days ? days.get(stores.engine, queue.id, lastDay) : lastDay(),
       ]);
       return {
         id: queue.id,

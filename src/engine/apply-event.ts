@@ -413,6 +413,6 @@ function commonPrefixLength(lists: readonly string[][]): number {
 }
 
 /** What a merged PR's status says when it was pushed to while it landed. */
-export function landedBeforePush(headSha: string): string {
+function landedBeforePush(headSha: string): string {
   return `The head the queue tested, ${headSha.slice(0, 7)}, landed; commits pushed to the pull request while it landed did not. Submit it again to land them.`;
 }

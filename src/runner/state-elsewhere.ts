@@ -1,8 +1,8 @@
-import { LRUCache } from 'lru-cache';
 import type { EngineState } from '../engine/model.js';
 import type { CiHistory } from '../forecast/ci-history.js';
 import { forecastMerges } from '../forecast/merge-forecast.js';
 import type { EngineStore } from '../ports/engine-store.js';
+import { RecordedMemo } from '../concurrency/recorded-memo.js';
 import { loadState } from './decide-inputs.js';
 import type { QueueForecast } from './queue-runner.js';
 
@@ -10,9 +10,6 @@ import type { QueueForecast } from './queue-runner.js';
 const MAX_AGE_MS = 60_000;
 
 interface Loaded {
-  /** The queue's `recordedThrough` cursor when it was loaded: a decision recorded since makes it stale. */
-  recordedThrough: number;
-  loadedAt: number;
   state: EngineState | null;
   forecast?: Promise<QueueForecast>;
 }
@@ -21,42 +18,25 @@ interface Loaded {
  * The engine state of queues whose writer is another replica, as this replica last loaded it to answer a
  * status read or a board. Loading replays the queue's snapshot and log (the whole state: about 1.4 MB at
  * 5,000 PRs), which a read per request would pay every time; kept, a read costs one cursor read by id, and
- * the state is loaded again once the writer has recorded a decision since, or after a minute.
+ * the state is loaded again once the writer has recorded a decision since, or after a minute. Requests that arrive
+ * together after a decision (64 status reads) share one load (found by a cost review).
  */
 export class StateElsewhere {
-  private readonly loaded = new LRUCache<string, Loaded>({ max: 200 });
-  /**
-   * Loads under way, by queue and cursor: the requests that arrive together after a decision (64 status reads) share
-   * one load instead of each replaying the whole log (found by a cost review).
-   */
-  private readonly loading = new Map<string, Promise<Loaded>>();
+  private readonly loaded: RecordedMemo<Loaded>;
 
   constructor(
     private readonly engine: Pick<EngineStore, 'cursors' | 'load'>,
     private readonly ciHistory: (queueId: string) => Promise<{ history: CiHistory; samples: number }>,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.loaded = new RecordedMemo<Loaded>(MAX_AGE_MS, now);
+  }
 
-  private async current(queueId: string): Promise<Loaded> {
-    const { recordedThrough } = await this.engine.cursors(queueId);
-    const known = this.loaded.get(queueId);
-    if (known && known.recordedThrough === recordedThrough && this.now() - known.loadedAt < MAX_AGE_MS) return known;
-    const key = `${queueId}@${recordedThrough}`;
-    let load = this.loading.get(key);
-    if (!load) {
-      load = (async () => {
-        const stored = await this.engine.load(queueId);
-        const fresh: Loaded = { recordedThrough, loadedAt: this.now(), state: stored ? loadState(stored.snapshot, stored.decisions) : null };
-        this.loaded.set(queueId, fresh);
-        return fresh;
-      })();
-      this.loading.set(key, load);
-      load.then(
-        () => this.loading.delete(key),
-        () => this.loading.delete(key),
-      );
-    }
-    return load;
+  private current(queueId: string): Promise<Loaded> {
+    return this.loaded.get(this.engine, queueId, async () => {
+      const stored = await this.engine.load(queueId);
+      return { state: stored ? loadState(stored.snapshot, stored.decisions) : null };
+    });
   }
 
   /** The queue's state (a copy the caller may keep), or null for a queue with none stored. */

@@ -29,6 +29,18 @@ function existingRuns(...runs: Array<Record<string, unknown>>) {
     .query({ check_name: CHECK_NAME, filter: 'latest', per_page: 100 })
     .reply(200, { total_count: runs.length, check_runs: runs });
 }
+/** The PR has no comment of the queue's yet, and one is posted (its body handed to `onPost`). */
+function commentPosted(scope: nock.Scope, onPost: (body: string) => void): nock.Scope {
+  return scope
+    .get(`${REPO_PATH}/issues/2/comments`)
+    .query(true)
+    .reply(200, [])
+    .post(`${REPO_PATH}/issues/2/comments`, (body: { body: string }) => {
+      onPost(body.body);
+      return true;
+    })
+    .reply(201, {});
+}
 const ours = (change: Record<string, unknown> = {}) => checkRunJson({ id: 555, name: CHECK_NAME, external_id: 'mq:main:2', status: 'queued', conclusion: null, ...change });
 
 describe('reportPullRequestStatus', () => {
@@ -108,20 +120,10 @@ describe('reportPullRequestStatus', () => {
     const { host } = testHost({ queues: [queueRecord({ config: { mergeMethod } })] });
     const detail = 'The head the queue tested, ec26c3e, landed; commits pushed to the pull request while it landed did not. Submit it again to land them.';
     let posted = '';
-    let scope = existingRuns(ours({ status: 'in_progress' }))
+    const checkRun = existingRuns(ours({ status: 'in_progress' }))
       .patch(`${REPO_PATH}/check-runs/555`, (body: { conclusion: string; output: { summary: string } }) => body.conclusion === 'success' && body.output.summary.includes(detail))
       .reply(200, {});
-    if (comments) {
-      scope = scope
-        .get(`${REPO_PATH}/issues/2/comments`)
-        .query(true)
-        .reply(200, [])
-        .post(`${REPO_PATH}/issues/2/comments`, (body: { body: string }) => {
-          posted = body.body;
-          return true;
-        })
-        .reply(201, {});
-    }
+    const scope = comments ? commentPosted(checkRun, (body) => (posted = body)) : checkRun;
     await host.reportPullRequestStatus(update({ state: 'MERGED', reason: 'merged', position: undefined, detail }));
     expect(scope.isDone()).toBe(true);
     if (comments) {
@@ -162,20 +164,15 @@ describe('reportPullRequestStatus', () => {
       .get(`${REPO_PATH}/commits/test1/status`)
       .query(true)
       .reply(200, { state: 'pending', statuses: [], sha: 'test1', total_count: 0 });
-    existingRuns(ours({ status: 'in_progress' }))
-      .patch(`${REPO_PATH}/check-runs/555`, (body: { output: { summary: string } }) => {
-        summary = body.output.summary;
-        return true;
-      })
-      .reply(200, {})
-      .get(`${REPO_PATH}/issues/2/comments`)
-      .query(true)
-      .reply(200, [])
-      .post(`${REPO_PATH}/issues/2/comments`, (body: { body: string }) => {
-        posted = body.body;
-        return true;
-      })
-      .reply(201, {});
+    commentPosted(
+      existingRuns(ours({ status: 'in_progress' }))
+        .patch(`${REPO_PATH}/check-runs/555`, (body: { output: { summary: string } }) => {
+          summary = body.output.summary;
+          return true;
+        })
+        .reply(200, {}),
+      (body) => (posted = body),
+    );
     await host.reportPullRequestStatus(update({ state: 'FAILED', reason: 'timed_out', position: undefined, testRun: { runId: 'run1', testBranch: 'mq/main/run1', failedChecks: [] } }));
     expect(scope.isDone()).toBe(true);
     for (const text of [summary, posted]) {

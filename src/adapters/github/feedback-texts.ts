@@ -1,5 +1,6 @@
 import type { PullRequestState, StateChangeReason } from '../../domain/pull-request-state.js';
 import { assertNever } from '../../engine/assert-never.js';
+import type { MergeMethod } from '../../domain/queue-config.js';
 import type { PullRequestStatusUpdate } from '../../ports/git-host.js';
 
 /**
@@ -18,6 +19,8 @@ export interface FailingCheck {
 export interface FeedbackContext {
   /** The queue's enqueueing label, for the "how to re-queue" hint. */
   label: string;
+  /** The queue's merge method (absent without a queue): a merged PR's comment is the landing's own but for merge commits. */
+  mergeMethod?: MergeMethod;
   failingChecks: FailingCheck[];
   /** On a time-out: the required checks that never reported on the test branch's commit. */
   silentChecks?: string[];

@@ -180,7 +180,7 @@ export class GitHubHost implements GitHost {
     const client = await this.options.octokitFor(update.repo);
     const context = await this.feedbackContext(update);
     if (update.statusCheckEnabled) await publishCheckRun(client, update, context, new Date(this.now()), this.checkRunIds);
-    if (comment || (mayTell && (await this.options.queues.find(update.repo, update.targetBranch))?.config.mergeMethod === 'merge_commit')) await postEjectionComment(client, update, context);
+    if (comment || (mayTell && context.mergeMethod === 'merge_commit')) await postEjectionComment(client, update, context);
   }
 
   /**
@@ -266,13 +266,13 @@ export class GitHubHost implements GitHost {
 
   private async feedbackContext(update: PullRequestStatusUpdate): Promise<FeedbackContext> {
     const queue = await this.options.queues.find(update.repo, update.targetBranch);
-    const label = queue?.config.enqueueingLabel ?? 'merge-queue';
+    const known = { label: queue?.config.enqueueingLabel ?? 'merge-queue', ...(queue ? { mergeMethod: queue.config.mergeMethod } : {}) };
     const failed = update.testRun?.failedChecks ?? [];
-    if (update.reason === 'timed_out' && queue && update.testRun) return { label, failingChecks: [], silentChecks: await this.silentChecks(update.repo, queue.id, update.testRun.runId) };
-    if (failed.length === 0 || !queue || !update.testRun) return { label, failingChecks: failed.map((name) => ({ name })) };
+    if (update.reason === 'timed_out' && queue && update.testRun) return { ...known, failingChecks: [], silentChecks: await this.silentChecks(update.repo, queue.id, update.testRun.runId) };
+    if (failed.length === 0 || !queue || !update.testRun) return { ...known, failingChecks: failed.map((name) => ({ name })) };
     const run = await this.options.testRuns.findById(queue.id, update.testRun.runId);
     const urls = new Map((run?.checkRuns ?? []).map((check) => [check.name, check.url]));
-    return { label, failingChecks: failed.map((name) => ({ name, ...(urls.get(name) ? { url: urls.get(name) } : {}) })) };
+    return { ...known, failingChecks: failed.map((name) => ({ name, ...(urls.get(name) ? { url: urls.get(name) } : {}) })) };
   }
 
   /** The run's required checks that never reported at its tested commit (a time-out's usual cause: CI does not run on mq/). */
