@@ -1,6 +1,7 @@
 import { assertNever } from './assert-never.js';
 import { assessRisk } from './author-risk.js';
 import type { DecisionContext } from './context.js';
+import { blockLanding, runReportedDuringTry } from './landing-block.js';
 import { headOf, normalizeBase, token } from './content.js';
 import type { EngineEntry, EngineEvent, EngineRun, EngineState, HostOutageCause, PrFacts } from './model.js';
 import { modeRunsUndecided } from './mode-switch.js';
@@ -86,6 +87,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         return;
       }
       run.status = event.passed ? 'passed' : 'failed';
+      runReportedDuringTry(state, run);
       if (event.passed) vouchFor(ctx, run);
       run.failedChecks = event.passed ? [] : [...(event.failedChecks ?? [])];
       run.failureReason = event.passed ? null : 'failed_tests';
@@ -112,8 +114,8 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         }
         if (event.reason === 'refused') ctx.conclude(event.entryId, 'FAILED', 'merge_refused', event.message, run);
         if (event.reason === 'blocked' && state.runs.includes(run)) {
-          // The passed run stays valid: it lands, untested again, once an operator lifts the block.
-          state.landingBlocked = { since: ctx.now, message: event.message };
+          // The passed run stays valid: it lands, untested again, once the block is lifted or tried again.
+          blockLanding(ctx, event.message);
         } else if (event.reason !== 'blocked') {
           if (event.reason === 'base_moved') {
             // The host found the branch elsewhere than the engine expects (it checks before landing): the head read next
@@ -135,6 +137,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       if (state.baseSha && state.baseSha !== event.newBaseSha) state.replacedBases = [...(state.replacedBases ?? []), state.baseSha].slice(-REPLACED_BASES_KEPT);
       state.baseSha = event.newBaseSha;
       state.runs = state.runs.filter((r) => r !== run);
+      state.landingBlocked = null; // Landed: whatever refused before lets the queue land now.
       const merged = [...run.ahead, ...run.unit].filter((h) => ctx.entry(h.entryId));
       if (run.unit.length > 1) {
         const prNumbers = merged.map((h) => ctx.entry(h.entryId)?.prNumber).filter((n): n is number => n !== undefined);
@@ -175,7 +178,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       return;
     case 'landing_impossible': {
       // Nobody's verdict: the run goes back untested and nothing starts or lands until an operator changes the queue.
-      state.landingBlocked = { since: state.landingBlocked?.since ?? ctx.now, message: event.message };
+      blockLanding(ctx, event.message);
       if (forgetProbe(ctx, event.runId)) return;
       const run = state.runs.find((r) => r.id === event.runId);
       if (run?.status === 'running') ctx.dropRun(run, 'rebuilt');

@@ -1,4 +1,5 @@
 import type { DecisionContext } from './context.js';
+import { landingHeld } from './landing-block.js';
 import type { EngineRun } from './model.js';
 import { runOf } from './order.js';
 import { expectedAhead, isValid } from './run-validity.js';
@@ -11,7 +12,7 @@ import { tuningOf } from './tuning.js';
  */
 export function merge(ctx: DecisionContext): void {
   const { state } = ctx;
-  if (state.mergingRunId || state.requestedState === 'PAUSED' || !state.baseSha || state.hostOutage || state.landingBlocked || state.awaitingBaseHead) return;
+  if (state.mergingRunId || state.requestedState === 'PAUSED' || !state.baseSha || state.hostOutage || landingHeld(state) || state.awaitingBaseHead) return;
   const order = ctx.order();
   const passed = state.runs.filter((r) => r.status === 'passed' && isValid(ctx, order, r)).sort((a, b) => a.seq - b.seq);
   let chosen: EngineRun | undefined;

@@ -209,9 +209,12 @@ export interface EngineState {
    * Set when the host refused (or would refuse) to land for a reason no PR
    * caused (protection the App may not bypass, a forbidden method, an unknown
    * refusal): nothing starts or merges until an operator changes the queue (any
-   * updateQueue), so nothing loops and no CI is spent on runs that cannot land.
+   * updateQueue) or the queue's own next try (landing-block.ts) goes through, so
+   * nothing loops and little CI is spent on runs that cannot land. `tries`: tries
+   * refused so far; `retryAt`: the next (both absent in states saved before them);
+   * `retrying` while a try is under way (runs numbered from `fromRunSeq` are its).
    */
-  landingBlocked?: { since: number; message: string } | null;
+  landingBlocked?: { since: number; message: string; tries?: number; retryAt?: number; retrying?: { fromRunSeq: number } } | null;
   /**
    * Set when a merge found the branch elsewhere than we knew: nothing starts or
    * merges until the host reports the real head (the runner reads it), so no

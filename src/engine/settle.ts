@@ -2,6 +2,7 @@ import { HOST_STILL_DECIDING, notReadyReason } from './admission.js';
 import type { DecisionContext } from './context.js';
 import { MINUTE_MS } from './model.js';
 import { decideFailures } from './failures.js';
+import { tryBlockedLandingAgain } from './landing-block.js';
 import { merge } from './merge-step.js';
 import { endModeSwitch } from './mode-switch.js';
 import { runOf } from './order.js';
@@ -15,6 +16,7 @@ import { startRuns } from './start-runs.js';
  * start runs. Each step may enable another, so it repeats until nothing moves.
  */
 export function settle(ctx: DecisionContext): void {
+  tryBlockedLandingAgain(ctx);
   for (let round = 0; round < 100; round++) {
     const before = fingerprint(ctx);
     admit(ctx);

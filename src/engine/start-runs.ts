@@ -1,4 +1,5 @@
 import type { DecisionContext } from './context.js';
+import { landingHeld } from './landing-block.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { overlaps } from './content.js';
 import { aheadOf, headsOf, likelyToBreak, PLACES_PER_RUN, runOf } from './order.js';
@@ -9,7 +10,7 @@ export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
   dropStaleProbes(ctx);
   // During a host outage new runs would only wait behind the failing call.
-  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead || state.landingBlocked) return;
+  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead || landingHeld(state)) return;
   let slots = state.config.concurrency - slotsTaken(ctx);
   const order = ctx.order();
   let index = 0;

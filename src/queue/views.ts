@@ -133,6 +133,6 @@ function waitingReason(queue: QueueRecord): string | null {
   const outage = queue.hostOutage;
   if (outage) return `The repository host has been failing since ${outage.since.toISOString()} (${outage.message}); the queue retries with back-off and every PR keeps its place.`;
   const blocked = queue.landingBlocked;
-  if (blocked) return `The queue stopped landing at ${blocked.since.toISOString()}: ${blocked.message} Every PR keeps its place; updateQueue resumes landing.`;
+  if (blocked) return `The queue stopped landing at ${blocked.since.toISOString()}: ${blocked.message} Every PR keeps its place.`;
   return null;
 }

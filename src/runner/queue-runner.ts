@@ -900,7 +900,7 @@ export class QueueRunner {
     // Queue-wide notes the engine keeps under the same names the queue record shows them by.
     const notes: Partial<Record<(typeof QUEUE_NOTES)[number], HostOutage | null>> = {};
     for (const field of QUEUE_NOTES) {
-      const shown = shownNote(state[field]);
+      const shown = shownNote(field === 'landingBlocked' ? withNextTry(state.landingBlocked) : state[field]);
       if (!sameNote(shown, queue[field] ?? null)) notes[field] = shown;
     }
     this.options.metrics?.queueStalled.set({ queue: worker.queueId }, state.stalled ? 1 : 0);
@@ -1061,6 +1061,14 @@ const QUEUE_NOTES = ['hostOutage', 'landingBlocked', 'stalled'] as const;
 /** A queue-wide note of the engine's (an outage, a blocked landing, a stall) as the queue record shows it. */
 function shownNote(note: { since: number; message: string } | null | undefined): HostOutage | null {
   return note ? { since: new Date(note.since), message: note.message } : null;
+}
+
+/** A blocked landing as shown: with when the queue tries again by itself (engine/landing-block.ts). */
+function withNextTry(blocked: EngineState['landingBlocked']): { since: number; message: string } | null | undefined {
+  if (!blocked) return blocked;
+  if (blocked.retrying) return { since: blocked.since, message: `${blocked.message} The queue is trying to land again now.` };
+  if (blocked.retryAt === undefined) return blocked;
+  return { since: blocked.since, message: `${blocked.message} The queue tries again by itself at ${new Date(blocked.retryAt).toISOString()} (then less often); updateQueue tries at once.` };
 }
 
 function sameNote(a: HostOutage | null, b: HostOutage | null): boolean {

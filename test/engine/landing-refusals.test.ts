@@ -2,6 +2,7 @@ import { decide } from '../../src/engine/decide.js';
 import { initialEngineState } from '../../src/engine/initial-state.js';
 import type { EngineAction, EngineEvent, EngineState, PrFacts } from '../../src/engine/model.js';
 import type { QueueConfig } from '../../src/domain/queue-config.js';
+import { LANDING_RETRY_FIRST_MS, LANDING_RETRY_MAX_MS } from '../../src/engine/landing-block.js';
 
 /**
  * What the engine does with the host's answers to a merge (issue 9): a refused
@@ -14,8 +15,10 @@ const facts = (headSha: string): PrFacts => ({ headSha, baseBranch: 'main', open
 function queue(config: Partial<QueueConfig> = {}) {
   let state: EngineState = initialEngineState('main', { tuning: 'fixed', ...config }, 'base0'); // one PR per run unless a scenario batches (adaptive tuning: adaptive-tuning.test.ts)
   const log: EngineAction[] = [];
-  const send = (event: EngineEvent) => {
-    const decision = decide(state, event, 0);
+  let now = 0;
+  const send = (event: EngineEvent, at = now) => {
+    now = at;
+    const decision = decide(state, event, now);
     state = decision.state;
     log.push(...decision.actions);
     return decision.actions;
@@ -25,6 +28,7 @@ function queue(config: Partial<QueueConfig> = {}) {
       return state;
     },
     send,
+    wakeAt: () => log.filter((a): a is Extract<EngineAction, { type: 'wake_at' }> => a.type === 'wake_at').at(-1)?.at,
     submit: (n: number) => send({ type: 'submitted', entryId: `e${n}`, prNumber: n, priority: 100, noBatch: false, facts: facts(`h${n}`) }),
     states: () => Object.fromEntries(state.entries.map((e) => [e.prNumber, e.state])),
     starts: () => log.filter((a) => a.type === 'start_run').length,
@@ -46,12 +50,12 @@ test('a PR the host refuses to land fails alone, with the host\'s message; the P
   expect(q.state.runs).toEqual([expect.objectContaining({ ahead: [], unit: [expect.objectContaining({ entryId: 'e2' })] })]);
 });
 
-test('a blocked landing stops merging (no rebuild loop) until an operator changes the queue', () => {
+test('a blocked landing stops merging (no rebuild loop) until an operator changes the queue or its try comes', () => {
   const q = queue();
   q.submit(1);
   q.send({ type: 'run_finished', runId: 'r1', passed: true });
   q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Protected branch update failed' });
-  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'Protected branch update failed' });
+  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'Protected branch update failed', tries: 0, retryAt: LANDING_RETRY_FIRST_MS });
   // The PR keeps its place and its passed run; nothing is rebuilt and nothing merges.
   for (let i = 0; i < 5; i++) q.send({ type: 'tick' });
   expect(q.merges()).toHaveLength(1);
@@ -62,6 +66,69 @@ test('a blocked landing stops merging (no rebuild loop) until an operator change
   expect(q.state.landingBlocked).toBeNull();
   expect(q.merges()).toHaveLength(2);
   expect(q.starts()).toBe(1);
+});
+
+test('a blocked landing is tried again by the queue itself, backing off from a minute to half an hour, and lifted once it lands', () => {
+  const q = queue();
+  q.submit(1);
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Reference update failed' });
+  // The runner is woken for the try; before it nothing lands.
+  expect(q.wakeAt()).toBe(LANDING_RETRY_FIRST_MS);
+  q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS - 1);
+  expect(q.merges()).toHaveLength(1);
+  // Refused at each try: the block keeps its first `since`, the waits double, up to the cap.
+  const waits: number[] = [];
+  let at = LANDING_RETRY_FIRST_MS;
+  for (let i = 0; i < 7; i++) {
+    q.send({ type: 'tick' }, at);
+    expect(q.merges()).toHaveLength(2 + i);
+    expect(q.state.landingBlocked?.retrying).toBeDefined();
+    q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Reference update failed' }, at + 1_000);
+    const next = q.state.landingBlocked?.retryAt ?? 0;
+    waits.push((next - at - 1_000) / LANDING_RETRY_FIRST_MS);
+    expect(q.state.landingBlocked).toMatchObject({ since: 0, tries: i + 1 });
+    at = next;
+  }
+  expect(waits).toEqual([2, 4, 8, 16, LANDING_RETRY_MAX_MS / LANDING_RETRY_FIRST_MS, 30, 30]);
+  // The glitch is over: the passed run lands at the next try, untested again, and the block is gone.
+  q.send({ type: 'tick' }, at);
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' }, at + 1_000);
+  expect(q.state.landingBlocked).toBeNull();
+  expect(q.starts()).toBe(1);
+  expect(q.states()).toEqual({});
+});
+
+test('a try of a block on building runs: a run built during the try that reports lifts it, one refused again keeps it', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  q.send({ type: 'landing_impossible', runId: 'r1', message: 'the App may not push mq/*' });
+  // r2 was built before the block: its result says nothing of the block.
+  q.send({ type: 'run_finished', runId: 'r2', passed: false, failedChecks: ['ci'] });
+  expect(q.state.landingBlocked).toMatchObject({ tries: 0 });
+  const started = q.starts();
+  q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS);
+  expect(q.starts()).toBe(started + 1);
+  const tried = q.state.runs.find((r) => r.status === 'running')!;
+  q.send({ type: 'landing_impossible', runId: tried.id, message: 'the App may not push mq/*' }, LANDING_RETRY_FIRST_MS + 1_000);
+  expect(q.state.landingBlocked).toMatchObject({ since: 0, tries: 1, retryAt: LANDING_RETRY_FIRST_MS + 1_000 + 2 * LANDING_RETRY_FIRST_MS });
+  expect(q.states()[1]).toBe('PENDING');
+  // Allowed now: the next try's run is built and reports, so the queue is no longer blocked.
+  q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS * 4);
+  const built = q.state.runs.find((r) => r.status === 'running')!;
+  q.send({ type: 'run_finished', runId: built.id, passed: true }, LANDING_RETRY_FIRST_MS * 5);
+  expect(q.state.landingBlocked).toBeNull();
+});
+
+test('a block saved before tries were kept is tried a minute after it began', () => {
+  const q = queue();
+  q.submit(1);
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'refused' });
+  const { tries: _tries, retryAt: _retryAt, ...older } = q.state.landingBlocked!;
+  Object.assign(q.state, { landingBlocked: older });
+  q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS);
+  expect(q.merges()).toHaveLength(2);
 });
 
 test('our own merge reported as a branch move before its outcome keeps the runs behind it', () => {
@@ -153,11 +220,11 @@ test('an admitted PR keeps its place and its run while a required check of its h
   expect(q.states()[1]).not.toBe('NOT_READY');
 });
 
-test('a landing the host predicts it would refuse: the run goes back untested, nothing starts until an operator changes the queue', () => {
+test('a landing the host predicts it would refuse: the run goes back untested, nothing starts until an operator changes the queue or its try comes', () => {
   const q = queue({ concurrency: 2 });
   [1, 2].forEach((n) => q.submit(n));
   q.send({ type: 'landing_impossible', runId: 'r1', message: 'squash merges are off' });
-  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'squash merges are off' });
+  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'squash merges are off', tries: 0, retryAt: LANDING_RETRY_FIRST_MS });
   // r2 (behind r1) may still run; nothing new starts, and #1 waits PENDING (not failed).
   expect(q.states()[1]).toBe('PENDING');
   const started = q.starts();
