@@ -41,8 +41,8 @@ export function dashboardRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         if (!found.ok) return sendFailure(reply, found.failure);
         const queue = found.value;
         return asOfOneDecision(deps.stores, queue.id, async () => {
-          const [state, forecast] = await Promise.all([deps.runner.engineState(queue.id), deps.runner.mergeForecast(queue.id)]);
-          return buildBoard(deps.stores, queue, state, forecast, deps.now().getTime(), deps.enqueuedCache, recent);
+          const [inFlight, forecast] = await Promise.all([deps.runner.runsInFlight(queue.id), deps.runner.mergeForecast(queue.id)]);
+          return buildBoard(deps.stores, queue, inFlight, forecast, deps.now().getTime(), deps.enqueuedCache, recent);
         });
       },
     });

@@ -1,11 +1,11 @@
 import type { QueueEntryRecord, QueueRecord, TestRunRecord } from '../domain/records.js';
-import type { EngineRun, EngineState } from '../engine/model.js';
-import { runsAndProbes } from '../engine/probes.js';
+import type { EngineRun } from '../engine/model.js';
 import type { Stores } from '../ports/stores.js';
 import type { EnqueuedEntriesCache } from '../queue/enqueued-cache.js';
 import { pullRequestViews, queueView } from '../queue/views.js';
 import type { BoardRun, PullRequestView, QueueBoard } from '../api/schemas/dashboard.js';
 import type { QueueForecast } from '../runner/queue-runner.js';
+import type { RunsInFlight } from '../runner/runs-in-flight.js';
 import type { RecordedMemo } from '../concurrency/recorded-memo.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -22,7 +22,7 @@ const RECENT_SHOWN = 50;
 export async function queueBoard(
   stores: Stores,
   queue: QueueRecord,
-  state: EngineState | null,
+  inFlight: RunsInFlight | null,
   forecast: QueueForecast,
   now: number,
   cache?: EnqueuedEntriesCache,
@@ -36,10 +36,8 @@ export async function queueBoard(
     const at = eta.get(pr.id);
     if (at !== undefined) pr.estimatedMergeAt = new Date(at).toISOString();
   }
-  const prNumberOf = new Map((state?.entries ?? []).map((e) => [e.id, e.prNumber]));
   // Probes too: they take CI slots like any run (each says which batch it probes).
-  const inFlight = state ? runsAndProbes(state) : [];
-  const runs = await Promise.all(inFlight.map(async (run) => boardRun(run, await stores.testRuns.findByEngineRunId(queue.id, run.id), prNumberOf)));
+  const runs = await Promise.all((inFlight?.runs ?? []).map(async (run) => boardRun(run, await stores.testRuns.findByEngineRunId(queue.id, run.id), inFlight?.prNumbers ?? new Map())));
   return {
     queue: view,
     runs: runs.sort((a, b) => a.seq - b.seq),

@@ -21,6 +21,7 @@ import { entryIndex } from '../engine/entry-index.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { runsAndProbes } from '../engine/probes.js';
 import { carryOutThroughOutages, retryDelayMs, watchForSlowAnswer } from './host-outage.js';
+import { runsInFlight, type RunsInFlight } from './runs-in-flight.js';
 import { StateElsewhere } from './state-elsewhere.js';
 import type { WaitingPullRequest } from './refresh-waiting-facts.js';
 
@@ -488,7 +489,13 @@ export class QueueRunner {
     return this.workers.get(queueId);
   }
 
-  /** The engine's current view of a queue (the dashboard, tests and diagnostics), as of its last recorded decision. */
+  /** The runs the engine has in flight (the dashboard's board), as of its last recorded decision. */
+  async runsInFlight(queueId: string): Promise<RunsInFlight | null> {
+    const worker = await this.recordedWorker(queueId);
+    return worker ? runsInFlight(worker.state) : this.elsewhere.runsInFlight(queueId);
+  }
+
+  /** The engine's current view of a queue (tests and diagnostics), as of its last recorded decision. */
   async engineState(queueId: string): Promise<EngineState | null> {
     const worker = await this.recordedWorker(queueId);
     return worker ? structuredClone(worker.state) : this.elsewhere.state(queueId);

@@ -5,6 +5,7 @@ import type { EngineStore } from '../ports/engine-store.js';
 import { RecordedMemo } from '../concurrency/recorded-memo.js';
 import { loadState } from './decide-inputs.js';
 import type { QueueForecast } from './queue-runner.js';
+import { runsInFlight, type RunsInFlight } from './runs-in-flight.js';
 
 /** How long a state loaded for a queue another replica writes is answered from memory at most. */
 const MAX_AGE_MS = 60_000;
@@ -43,6 +44,12 @@ export class StateElsewhere {
   async state(queueId: string): Promise<EngineState | null> {
     const { state } = await this.current(queueId);
     return state ? structuredClone(state) : null;
+  }
+
+  /** Its runs in flight (a copy of them only). */
+  async runsInFlight(queueId: string): Promise<RunsInFlight | null> {
+    const { state } = await this.current(queueId);
+    return state ? runsInFlight(state) : null;
   }
 
   /** Forecast merge times from that state, computed once per load. */
