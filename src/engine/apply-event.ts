@@ -114,8 +114,9 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         }
         if (event.reason === 'refused') ctx.conclude(event.entryId, 'FAILED', 'merge_refused', event.message, run);
         if (event.reason === 'blocked' && state.runs.includes(run)) {
-          // The passed run stays valid: it lands, untested again, once the block is lifted or tried again.
-          blockLanding(ctx, event.message);
+          // The passed run stays valid: it lands, untested again, once the block is lifted or tried again (refused at two
+          // tries, it is built again once).
+          if (blockLanding(ctx, event.message, { kind: 'land', run })) ctx.dropRun(run, 'rebuilt');
         } else if (event.reason !== 'blocked') {
           if (event.reason === 'base_moved') {
             // The host found the branch elsewhere than the engine expects (it checks before landing): the head read next
@@ -177,11 +178,15 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       state.awaitingBaseHead = true;
       return;
     case 'landing_impossible': {
-      // Nobody's verdict: the run goes back untested and nothing starts or lands until an operator changes the queue.
-      blockLanding(ctx, event.message);
+      // Nobody's verdict: the run goes back untested and nothing starts or lands until the block is lifted or tried.
+      // Late, for a run or probe already gone, it says nothing more (found by review: it blocked again a queue an
+      // operator had just changed, or counted tries).
+      const run = state.runs.find((r) => r.id === event.runId && r.status === 'running');
+      const probe = state.probes?.some((p) => p.id === event.runId) === true;
+      if (!run && !probe) return;
+      blockLanding(ctx, event.message, { kind: 'build' });
       if (forgetProbe(ctx, event.runId)) return;
-      const run = state.runs.find((r) => r.id === event.runId);
-      if (run?.status === 'running') ctx.dropRun(run, 'rebuilt');
+      if (run) ctx.dropRun(run, 'rebuilt');
       return;
     }
     case 'run_not_started': {

@@ -210,11 +210,23 @@ export interface EngineState {
    * caused (protection the App may not bypass, a forbidden method, an unknown
    * refusal): nothing starts or merges until an operator changes the queue (any
    * updateQueue) or the queue's own next try (landing-block.ts) goes through, so
-   * nothing loops and little CI is spent on runs that cannot land. `tries`: tries
-   * refused so far; `retryAt`: the next (both absent in states saved before them);
-   * `retrying` while a try is under way (runs numbered from `fromRunSeq` are its).
+   * nothing loops and little CI is spent on runs that cannot land. `kind`: what
+   * was refused, a landing or the build of a run (absent in states saved before
+   * tries, like `tries`, refused tries so far, and `retryAt`, the next);
+   * `retrying` while a try is under way (runs numbered from `fromRunSeq` are its);
+   * `refusedRunId`: the passed run a landing refused, built again once
+   * (`rebuiltOnce`) when refused twice.
    */
-  landingBlocked?: { since: number; message: string; tries?: number; retryAt?: number; retrying?: { fromRunSeq: number } } | null;
+  landingBlocked?: {
+    since: number;
+    message: string;
+    kind?: 'land' | 'build';
+    tries?: number;
+    retryAt?: number;
+    retrying?: { fromRunSeq: number };
+    refusedRunId?: string;
+    rebuiltOnce?: boolean;
+  } | null;
   /**
    * Set when a merge found the branch elsewhere than we knew: nothing starts or
    * merges until the host reports the real head (the runner reads it), so no

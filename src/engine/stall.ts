@@ -13,7 +13,9 @@ export function checkStall(ctx: DecisionContext, runsStartedBefore: number): voi
   const { state, now } = ctx;
   const limitMinutes = state.config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES;
   const waiting = state.entries.filter((e) => e.state !== 'NOT_READY').length;
-  const moved = ctx.progressed || state.nextRunSeq !== runsStartedBefore;
+  // Runs a blocked landing's tries start are not progress (found by review: tries every 30 minutes kept a queue that
+  // can never build from ever being called stalled).
+  const moved = ctx.progressed || (state.nextRunSeq !== runsStartedBefore && !state.landingBlocked);
   const watching = waiting > 0 && state.requestedState === 'RUNNING' && limitMinutes > 0;
   if (moved || !watching) {
     // An idle, paused or draining queue is not stuck: its clock starts when it has work and may start it.

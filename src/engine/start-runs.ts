@@ -1,5 +1,5 @@
 import type { DecisionContext } from './context.js';
-import { landingHeld } from './landing-block.js';
+import { slotsDuringBlock } from './landing-block.js';
 import { MINUTE_MS, type EngineEntry, type EngineRun } from './model.js';
 import { overlaps } from './content.js';
 import { aheadOf, headsOf, likelyToBreak, PLACES_PER_RUN, runOf } from './order.js';
@@ -10,8 +10,11 @@ export function startRuns(ctx: DecisionContext): void {
   const { state } = ctx;
   dropStaleProbes(ctx);
   // During a host outage new runs would only wait behind the failing call.
-  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead || landingHeld(state)) return;
-  let slots = state.config.concurrency - slotsTaken(ctx);
+  if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead) return;
+  // A blocked landing starts nothing, or one run at a time while it is tried (no probes then).
+  const trying = Boolean(state.landingBlocked);
+  let slots = slotsDuringBlock(state, state.config.concurrency - slotsTaken(ctx));
+  if (slots <= 0) return;
   const order = ctx.order();
   let index = 0;
   while (slots > 0 && index < order.length) {
@@ -70,7 +73,7 @@ export function startRuns(ctx: DecisionContext): void {
     index += state.config.mode === 'single' ? unit.length : 1;
   }
   // Nothing left to start: slots still idle test parts of the batches in flight ahead of time.
-  startProbes(ctx, slots);
+  if (!trying) startProbes(ctx, slots);
 }
 
 /**

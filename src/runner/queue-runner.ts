@@ -1073,7 +1073,7 @@ function shownNote(note: { since: number; message: string } | null | undefined):
 /** A blocked landing as shown: with when the queue tries again by itself (engine/landing-block.ts). */
 function withNextTry(blocked: EngineState['landingBlocked']): { since: number; message: string } | null | undefined {
   if (!blocked) return blocked;
-  if (blocked.retrying) return { since: blocked.since, message: `${blocked.message} The queue is trying to land again now.` };
+  if (blocked.retrying) return { since: blocked.since, message: `${blocked.message} The queue is trying again: its next ${blocked.kind === 'land' ? 'landing' : 'test run built'} says whether it can go on.` };
   if (blocked.retryAt === undefined) return blocked;
   return { since: blocked.since, message: `${blocked.message} The queue tries again by itself at ${new Date(blocked.retryAt).toISOString()} (then less often); updateQueue tries at once.` };
 }

@@ -55,7 +55,7 @@ test('a blocked landing stops merging (no rebuild loop) until an operator change
   q.submit(1);
   q.send({ type: 'run_finished', runId: 'r1', passed: true });
   q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Protected branch update failed' });
-  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'Protected branch update failed', tries: 0, retryAt: LANDING_RETRY_FIRST_MS });
+  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'Protected branch update failed', kind: 'land', tries: 0, retryAt: LANDING_RETRY_FIRST_MS, refusedRunId: 'r1' });
   // The PR keeps its place and its passed run; nothing is rebuilt and nothing merges.
   for (let i = 0; i < 5; i++) q.send({ type: 'tick' });
   expect(q.merges()).toHaveLength(1);
@@ -68,44 +68,65 @@ test('a blocked landing stops merging (no rebuild loop) until an operator change
   expect(q.starts()).toBe(1);
 });
 
-test('a blocked landing is tried again by the queue itself, backing off from a minute to half an hour, and lifted once it lands', () => {
-  const q = queue();
-  q.submit(1);
+test('a blocked landing is tried again by the queue itself, backing off from a minute to half an hour; the run refused twice is built again once; lifted once it lands', () => {
+  const q = queue({ concurrency: 3 });
+  [1, 2, 3].forEach((n) => q.submit(n));
   q.send({ type: 'run_finished', runId: 'r1', passed: true });
-  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Reference update failed' });
+  const refuse = (at: number) => q.send({ type: 'merge_finished', runId: q.merges().at(-1)!.runId, ok: false, reason: 'blocked', message: 'Reference update failed' }, at);
+  refuse(0);
   // The runner is woken for the try; before it nothing lands.
   expect(q.wakeAt()).toBe(LANDING_RETRY_FIRST_MS);
   q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS - 1);
   expect(q.merges()).toHaveLength(1);
-  // Refused at each try: the block keeps its first `since`, the waits double, up to the cap.
+  // The first try lands the passed run again, and starts nothing beside it.
+  const started = q.starts();
+  q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS);
+  expect(q.merges().map((m) => m.runId)).toEqual(['r1', 'r1']);
+  expect(q.starts()).toBe(started);
+  // Refused again: r1's own commit may be what is refused, so it is built again, at the next try, one run alone.
+  refuse(LANDING_RETRY_FIRST_MS + 1_000);
+  expect(q.state.runs.map((r) => r.id)).not.toContain('r1');
+  expect(q.state.landingBlocked).toMatchObject({ since: 0, tries: 1, retryAt: LANDING_RETRY_FIRST_MS + 1_000 + 2 * LANDING_RETRY_FIRST_MS, rebuiltOnce: true });
+  let at = q.state.landingBlocked!.retryAt!;
+  q.send({ type: 'tick' }, at);
+  expect(q.starts()).toBe(started + 1);
+  const rebuilt = q.state.runs.filter((r) => r.status === 'running' && r.seq >= q.state.landingBlocked!.retrying!.fromRunSeq);
+  expect(rebuilt.map((r) => r.unit.map((h) => h.entryId))).toEqual([['e1']]);
+  q.send({ type: 'run_finished', runId: rebuilt[0]!.id, passed: true }, at + 10_000);
+  expect(q.merges().at(-1)?.runId).toBe(rebuilt[0]!.id);
+  // Its landing refused at every try from now on: never built again, the waits double up to the cap.
   const waits: number[] = [];
-  let at = LANDING_RETRY_FIRST_MS;
-  for (let i = 0; i < 7; i++) {
-    q.send({ type: 'tick' }, at);
-    expect(q.merges()).toHaveLength(2 + i);
-    expect(q.state.landingBlocked?.retrying).toBeDefined();
-    q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'Reference update failed' }, at + 1_000);
-    const next = q.state.landingBlocked?.retryAt ?? 0;
-    waits.push((next - at - 1_000) / LANDING_RETRY_FIRST_MS);
-    expect(q.state.landingBlocked).toMatchObject({ since: 0, tries: i + 1 });
+  for (let i = 0; i < 6; i++) {
+    if (i > 0) {
+      const merges = q.merges().length;
+      q.send({ type: 'tick' }, at);
+      expect(q.merges()).toHaveLength(merges + 1);
+    }
+    refuse(at + 20_000);
+    const next = q.state.landingBlocked!.retryAt!;
+    waits.push((next - at - 20_000) / LANDING_RETRY_FIRST_MS);
     at = next;
   }
-  expect(waits).toEqual([2, 4, 8, 16, LANDING_RETRY_MAX_MS / LANDING_RETRY_FIRST_MS, 30, 30]);
-  // The glitch is over: the passed run lands at the next try, untested again, and the block is gone.
+  expect(waits).toEqual([4, 8, 16, LANDING_RETRY_MAX_MS / LANDING_RETRY_FIRST_MS, 30, 30]);
+  expect(q.state.landingBlocked).toMatchObject({ since: 0, tries: 7 });
+  expect(q.starts()).toBe(started + 1);
+  // The glitch is over: the passed run lands at the next try, and the block is gone.
   q.send({ type: 'tick' }, at);
-  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' }, at + 1_000);
+  q.send({ type: 'merge_finished', runId: q.merges().at(-1)!.runId, ok: true, newBaseSha: 'tested' }, at + 1_000);
   expect(q.state.landingBlocked).toBeNull();
-  expect(q.starts()).toBe(1);
-  expect(q.states()).toEqual({});
+  expect(q.states()[1]).toBeUndefined();
 });
 
 test('a try of a block on building runs: a run built during the try that reports lifts it, one refused again keeps it', () => {
   const q = queue({ concurrency: 2 });
   [1, 2].forEach((n) => q.submit(n));
   q.send({ type: 'landing_impossible', runId: 'r1', message: 'the App may not push mq/*' });
-  // r2 was built before the block: its result says nothing of the block.
-  q.send({ type: 'run_finished', runId: 'r2', passed: false, failedChecks: ['ci'] });
-  expect(q.state.landingBlocked).toMatchObject({ tries: 0 });
+  // Both runs in flight refused alike: one refusal of the host, not two tries (found by review: it doubled the wait).
+  q.send({ type: 'landing_impossible', runId: 'r2', message: 'the App may not push mq/*' });
+  expect(q.state.landingBlocked).toMatchObject({ tries: 0, retryAt: LANDING_RETRY_FIRST_MS });
+  // A late refusal of a run gone long ago changes nothing.
+  q.send({ type: 'landing_impossible', runId: 'r1', message: 'late' });
+  expect(q.state.landingBlocked).toMatchObject({ tries: 0, message: 'the App may not push mq/*' });
   const started = q.starts();
   q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS);
   expect(q.starts()).toBe(started + 1);
@@ -113,10 +134,22 @@ test('a try of a block on building runs: a run built during the try that reports
   q.send({ type: 'landing_impossible', runId: tried.id, message: 'the App may not push mq/*' }, LANDING_RETRY_FIRST_MS + 1_000);
   expect(q.state.landingBlocked).toMatchObject({ since: 0, tries: 1, retryAt: LANDING_RETRY_FIRST_MS + 1_000 + 2 * LANDING_RETRY_FIRST_MS });
   expect(q.states()[1]).toBe('PENDING');
-  // Allowed now: the next try's run is built and reports, so the queue is no longer blocked.
+  // Allowed now: the next try's run is built and reports, so the queue is no longer blocked; then both start.
   q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS * 4);
-  const built = q.state.runs.find((r) => r.status === 'running')!;
-  q.send({ type: 'run_finished', runId: built.id, passed: true }, LANDING_RETRY_FIRST_MS * 5);
+  const built = q.state.runs.filter((r) => r.status === 'running');
+  expect(built).toHaveLength(1);
+  q.send({ type: 'run_finished', runId: built[0]!.id, passed: false, failedChecks: ['ci'] }, LANDING_RETRY_FIRST_MS * 5);
+  expect(q.state.landingBlocked).toBeNull();
+  expect(q.states()).toEqual({ 2: 'TESTING' });
+});
+
+test('a late refusal to build does not block again a queue an operator just changed', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  q.send({ type: 'landing_impossible', runId: 'r1', message: 'the App may not push mq/*' });
+  q.send({ type: 'config_changed', config: q.state.config, requestedState: 'RUNNING' });
+  expect(q.state.landingBlocked).toBeNull();
+  q.send({ type: 'landing_impossible', runId: 'r1', message: 'the App may not push mq/*' });
   expect(q.state.landingBlocked).toBeNull();
 });
 
@@ -224,7 +257,7 @@ test('a landing the host predicts it would refuse: the run goes back untested, n
   const q = queue({ concurrency: 2 });
   [1, 2].forEach((n) => q.submit(n));
   q.send({ type: 'landing_impossible', runId: 'r1', message: 'squash merges are off' });
-  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'squash merges are off', tries: 0, retryAt: LANDING_RETRY_FIRST_MS });
+  expect(q.state.landingBlocked).toEqual({ since: 0, message: 'squash merges are off', kind: 'build', tries: 0, retryAt: LANDING_RETRY_FIRST_MS });
   // r2 (behind r1) may still run; nothing new starts, and #1 waits PENDING (not failed).
   expect(q.states()[1]).toBe('PENDING');
   const started = q.starts();

@@ -63,3 +63,19 @@ test('a queue stuck in a host outage stalls too (the outage says why)', () => {
   expect(q.emitted()).toEqual(['queue.stalled']);
   expect(q.state.hostOutage).not.toBeNull();
 });
+
+test('a landing blocked for good still stalls: the runs its tries start are not progress', () => {
+  const q = queue({ stallAlertMinutes: 90 });
+  q.submit(1, 0);
+  q.submit(2, 0);
+  q.send({ type: 'landing_impossible', runId: 'r1', message: 'the App may not push mq/*' }, 1_000);
+  // Every try builds one run and is refused at once, for 3 hours.
+  for (let at = 1_000; at < 180 * MINUTE; ) {
+    at = Math.max(at + 1_000, q.state.landingBlocked?.retryAt ?? at);
+    q.send({ type: 'tick' }, at);
+    const tried = q.state.runs.find((r) => r.status === 'running');
+    if (tried) q.send({ type: 'landing_impossible', runId: tried.id, message: 'the App may not push mq/*' }, at + 1_000);
+  }
+  expect(q.state.landingBlocked?.tries).toBeGreaterThan(4);
+  expect(q.emitted()).toEqual(['queue.stalled']);
+});
