@@ -290,7 +290,16 @@ function applyFacts(ctx: DecisionContext, event: Extract<EngineEvent, { type: 'p
   const entry = ctx.entryByPr(event.prNumber);
   if (!entry) return;
   const previous = entry.facts;
-  if (event.merged) return ctx.conclude(entry.id, 'MERGED', 'merged_outside_queue');
+  if (event.merged) {
+    // GitHub marks a PR merged once its head is in the branch, the queue's own landing too, and that read (the `closed`
+    // webhook) may come before the landing's answer (found by review: the queue's own merge was reported as outside
+    // it, without its run or its author's credit). The landing decides; if it did not land, someone else merged it.
+    if (ctx.inLandingInFlight(entry.id)) {
+      entry.unlessLanded = { state: 'MERGED', reason: 'merged_outside_queue' };
+      return;
+    }
+    return ctx.conclude(entry.id, 'MERGED', 'merged_outside_queue');
+  }
   if (!event.facts.open) return ctx.conclude(entry.id, 'CANCELLED', 'closed');
   const queued = entry.state !== 'NOT_READY';
   // A push cancels a submission whatever its state: what was submitted (by a label or command from someone allowed to,

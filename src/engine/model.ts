@@ -104,7 +104,7 @@ export interface EngineEntry {
    * How it ends if the landing in flight that holds it does not land: a cancel, a push, a close that came while the
    * merge was being carried out. Its landing's outcome decides first (context.ts conclude).
    */
-  unlessLanded?: { state: 'FAILED' | 'CANCELLED'; reason: StateChangeReason; detail?: string };
+  unlessLanded?: { state: 'MERGED' | 'FAILED' | 'CANCELLED'; reason: StateChangeReason; detail?: string };
 }
 
 /**

@@ -77,3 +77,21 @@ test('a PR ahead in the landing run, cancelled meanwhile, lands with it', () => 
   expect(statusesOf(q.log, 1).map((s) => s.state)).toEqual(['MERGED']);
   expect(statusesOf(q.log, 2).map((s) => s.state)).toEqual(['MERGED']);
 });
+
+// Found by review: GitHub marks the PR merged as the landing moves the branch, and its `closed` webhook can be read
+// before the landing's answer is recorded.
+test('read as merged while its own landing is carried out: MERGED by the queue, with its run, once the landing answers', () => {
+  const q = landingAsked();
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), open: false }, merged: true });
+  expect(statusesOf(q.log, 1)).toEqual([]);
+  q.send({ type: 'merge_finished', runId: 'r1', ok: true, newBaseSha: 'tested-r1' });
+  expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason, s.runId])).toEqual([['MERGED', 'merged', 'r1']]);
+});
+
+test('read as merged while a landing that then fails is carried out: merged outside the queue', () => {
+  const q = landingAsked();
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), open: false }, merged: true });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'pr_closed' });
+  expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['MERGED', 'merged_outside_queue']]);
+  expect(q.state.entries).toEqual([]);
+});
