@@ -130,6 +130,17 @@ describe('GitHub refuses to build the run', () => {
     expect(reports).toEqual([{ type: 'landing_impossible', runId: 'e2', message: expect.stringMatching(/Cannot force-push to this branch/) }]);
   });
 
+  test('protection on the staging branch refusing the merge commit (a 409 that is no conflict): the queue waits and says why; no PR failed as conflicting', async () => {
+    const repo = await fakeRepo();
+    repo.protectBranch('mq-staging/main', { requiredApprovals: 0, allowForcePushes: true });
+    const n = repo.openPullRequest({ title: 'Fine' });
+
+    const { reports, record } = await startRunThroughRunner(githubHost().host, repo, [n], 'e5');
+
+    expect(reports).toEqual([{ type: 'landing_impossible', runId: 'e5', message: expect.stringMatching(/Protected branch update failed for refs\/heads\/mq-staging\/main/) }]);
+    expect(record).toMatchObject({ status: 'cancelled' });
+  });
+
   test('a PR force-pushed after the queue read it (rebase: the head to test is not among its commits): not built, no PR failed, the queue not stopped; its head is read again and the run built again once it is (held meanwhile)', async () => {
     const repo = await fakeRepo();
     const n = repo.openPullRequest({ title: 'Moving', commits: 2 });

@@ -147,7 +147,10 @@ async function mergeInto(client: GitHubClient, repo: RepoRef, branch: string, on
   try {
     response = await client.request('POST /repos/{owner}/{repo}/merges', { ...repoParams(repo), base: branch, head, commit_message: message });
   } catch (error) {
-    if (failedWith(error, 409)) return 'conflict';
+    // GitHub's merge conflict is a 409 saying so. A 409 may also be a rule refusing the merge commit on the staging
+    // branch (protection or an organisation's ruleset on every branch): the host's refusal, never the PR's conflict
+    // (found by review: every PR failed as merge_conflict).
+    if (failedWith(error, 409) && /merge conflict/i.test(messageOf(error))) return 'conflict';
     throw error;
   }
   if (response.status !== 201) {
