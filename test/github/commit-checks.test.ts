@@ -215,4 +215,43 @@ describe('required checks bound to one App', () => {
     expect(finished).toEqual([expect.objectContaining({ passed: true })]);
     expect(scope.isDone()).toBe(true);
   });
+
+  // Found by review: protection binding a name to one App and a ruleset binding it to another, either App's result
+  // passed the run; GitHub wants both.
+  describe('a name bound to two Apps', () => {
+    const OTHER = 43;
+    const both = { requiredStatuses: ['ci'], requiredCheckApps: [{ name: 'ci', appId: APP }, { name: 'ci', appId: OTHER }] };
+    const run = (id: number, appId: number, status: string, conclusion: string | null) => checkRunJson({ id, name: 'ci', status, conclusion, app: { id: appId, slug: `app-${appId}` } });
+
+    test('a success from one App waits for the other; a failure of either fails; both succeeded passes', async () => {
+      const cases: Array<[Array<Record<string, unknown>>, string]> = [
+        [[run(5, APP, 'completed', 'success')], 'waiting'],
+        [[run(5, APP, 'completed', 'success'), run(6, OTHER, 'in_progress', null)], 'waiting'],
+        [[run(5, APP, 'completed', 'success'), run(6, OTHER, 'completed', 'failure')], 'failed'],
+        [[run(5, APP, 'completed', 'success'), run(6, OTHER, 'completed', 'success')], 'passed'],
+      ];
+      for (const [runs, verdict] of cases) {
+        const { host } = testHost({ runs: [testRunRecord(both)] });
+        githubChecks(runs);
+        expect([runs.length, await host.onCommitChecksChanged(REPO, SHA)]).toEqual([runs.length, verdict]);
+        nock.cleanAll();
+      }
+    });
+
+    test("commit statuses: each App's latest status counts; a success from one App and a failure from the other fails", async () => {
+      const { host, finished } = testHost({ runs: [testRunRecord(both)] });
+      const status = (id: number, state: string, login: string) => ({ ...commitStatusJson({ id, context: 'ci', state }), creator: { login, id: 100 + id, type: 'Bot' } });
+      const scope = githubChecks([], [commitStatusJson({ context: 'ci', state: 'success' })])
+        .get(`${REPO_PATH}/commits/${SHA}/statuses`)
+        .query({ per_page: 100, page: 1 })
+        .reply(200, [status(3, 'success', 'app-a[bot]'), status(2, 'failure', 'app-b[bot]')])
+        .get('/apps/app-a')
+        .reply(200, { id: APP, slug: 'app-a' })
+        .get('/apps/app-b')
+        .reply(200, { id: OTHER, slug: 'app-b' });
+      expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('failed');
+      expect(finished).toEqual([expect.objectContaining({ passed: false, failedChecks: ['ci'] })]);
+      expect(scope.isDone()).toBe(true);
+    });
+  });
 });

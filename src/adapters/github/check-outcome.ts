@@ -30,7 +30,7 @@ type Outcome = 'success' | 'failure' | 'pending';
  * check; anything else that completed without success fails it (`stale` is
  * GitHub giving up on a run that never finished).
  */
-function checkRunOutcome(run: CheckRunFact): Outcome {
+export function checkRunOutcome(run: CheckRunFact): Outcome {
   if (run.status !== 'completed') return 'pending';
   return run.conclusion === 'success' || run.conclusion === 'neutral' || run.conclusion === 'skipped' ? 'success' : 'failure';
 }
