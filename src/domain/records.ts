@@ -35,6 +35,8 @@ export interface QueueFileSource {
 export interface HostOutage {
   since: Date;
   message: string;
+  /** A blocked landing's next try of the queue's own (engine/landing-block.ts); absent while a try is under way. */
+  nextTryAt?: Date;
 }
 
 /** What the repository host says about the host's mergeability check of a PR. */

@@ -114,7 +114,8 @@ export async function queueView(stores: Stores, queue: QueueRecord, cache?: Enqu
 export function problemsOf(queue: QueueRecord, lastRun: TestRunRecord | null): QueueView['problems'] {
   const problems: QueueView['problems'] = [];
   if (queue.hostOutage) problems.push({ kind: 'host_unavailable', since: queue.hostOutage.since.toISOString(), message: queue.hostOutage.message });
-  if (queue.landingBlocked) problems.push({ kind: 'landing_blocked', since: queue.landingBlocked.since.toISOString(), message: queue.landingBlocked.message });
+  const blocked = queue.landingBlocked;
+  if (blocked) problems.push({ kind: 'landing_blocked', since: blocked.since.toISOString(), message: blocked.message, ...(blocked.nextTryAt ? { nextTryAt: blocked.nextTryAt.toISOString() } : {}) });
   if (queue.stalled) problems.push({ kind: 'queue_stalled', since: queue.stalled.since.toISOString(), message: `${queue.stalled.message} The other problems listed, if any, say why; otherwise look at the runs in flight and their CI.` });
   // The last run ended with no result from its required checks: usually CI that does not run on test branches.
   const silent = lastRun?.status === 'failed' ? lastRun.failureStatuses.filter((s) => s.startsWith(TIMED_OUT_PREFIX)).map((s) => s.slice(TIMED_OUT_PREFIX.length)) : [];

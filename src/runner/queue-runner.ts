@@ -861,6 +861,14 @@ export class QueueRunner {
     if (unrecorded.length > 0) log.info({ queueId, decisions: unrecorded.length }, 'recording again the decisions since the last snapshot (repeats change nothing)');
     for (const decision of unrecorded) await recordDecision(this.context(worker), decision.version, decision.actions);
     if (worker.version > cursors.recordedThrough) await stores.engine.advanceCursor(queueId, 'recordedThrough', worker.version);
+    // Settings the queue record has and the engine does not: updateQueue writes the record, then tells the engine, and a
+    // process that died in between (or an inbox write that failed) left them apart for good (found by review: a pause
+    // shown but never applied; a queue file delivered again found its settings "unchanged"). The record is what the
+    // operator was answered: the engine hears it now.
+    if (!this.undecidable.has(queueId) && !engineHasSettings(worker.state, queue)) {
+      log.warn({ queueId }, "the queue's settings differ from the engine's (a change not told to it): telling it now");
+      await this.enqueue(queueId, { type: 'config_changed', config: queue.config, requestedState: queue.requestedState }, this.now());
+    }
     // A tick re-arms timers (timeouts, batch waits) and asks for the branch head if unknown (not for a state known
     // undecidable: one more tick per poll would pile up in its inbox).
     if (!this.undecidable.has(queueId)) await this.enqueue(queueId, { type: 'tick' }, this.now());
@@ -1062,22 +1070,35 @@ function initialState(queue: QueueRecord): EngineState {
   return { ...initialEngineState(queue.targetBranch, queue.config), requestedState: queue.requestedState };
 }
 
+/** Whether the engine holds the queue record's settings (a mode it is switching to counts as held). */
+function engineHasSettings(state: EngineState, queue: QueueRecord): boolean {
+  // A stored state too broken to read is the round's to find (undecidable): nothing is told to it here.
+  if (typeof state?.config !== 'object' || state.config === null) return true;
+  const held = { ...state.config, mode: state.switchingToMode ?? state.config.mode };
+  return state.requestedState === queue.requestedState && canonicalJson(held) === canonicalJson(queue.config);
+}
+
+/** JSON with keys sorted and undefined left out: settings compared whatever order or path they were written in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+}
+
 /** The engine's queue-wide notes that the queue record shows (written by the runner alone). */
 const QUEUE_NOTES = ['hostOutage', 'landingBlocked', 'stalled'] as const;
 
 /** A queue-wide note of the engine's (an outage, a blocked landing, a stall) as the queue record shows it. */
-function shownNote(note: { since: number; message: string } | null | undefined): HostOutage | null {
-  return note ? { since: new Date(note.since), message: note.message } : null;
+function shownNote(note: { since: number; message: string; nextTryAt?: number } | null | undefined): HostOutage | null {
+  return note ? { since: new Date(note.since), message: note.message, ...(note.nextTryAt !== undefined ? { nextTryAt: new Date(note.nextTryAt) } : {}) } : null;
 }
 
 /** A blocked landing as shown: with when the queue tries again by itself (engine/landing-block.ts). */
-function withNextTry(blocked: EngineState['landingBlocked']): { since: number; message: string } | null | undefined {
+function withNextTry(blocked: EngineState['landingBlocked']): { since: number; message: string; nextTryAt?: number } | null | undefined {
   if (!blocked) return blocked;
   if (blocked.retrying) return { since: blocked.since, message: `${blocked.message} The queue is trying again: its next ${blocked.kind === 'land' ? 'landing' : 'test run built'} says whether it can go on.` };
   if (blocked.retryAt === undefined) return blocked;
-  return { since: blocked.since, message: `${blocked.message} The queue tries again by itself at ${new Date(blocked.retryAt).toISOString()} (then less often); updateQueue tries at once.` };
+  return { since: blocked.since, message: `${blocked.message} The queue tries again by itself at ${new Date(blocked.retryAt).toISOString()} (then less often); updateQueue tries at once.`, nextTryAt: blocked.retryAt };
 }
 
 function sameNote(a: HostOutage | null, b: HostOutage | null): boolean {
-  return a?.since.getTime() === b?.since.getTime() && a?.message === b?.message;
+  return a?.since.getTime() === b?.since.getTime() && a?.message === b?.message && a?.nextTryAt?.getTime() === b?.nextTryAt?.getTime();
 }

@@ -39,6 +39,7 @@ test('a landing GitHub refused for a moment lands at the queue\'s own next try, 
   const blocked = await waitFor(async () => (await db.stores.queues.findById(queue.id))?.landingBlocked, (note) => Boolean(note));
   const nextTry = new Date(clock.now + LANDING_RETRY_FIRST_MS).toISOString();
   expect(blocked?.message).toBe(`GitHub refused to move main: Reference update failed. The queue tries again by itself at ${nextTry} (then less often); updateQueue tries at once.`);
+  expect(blocked?.nextTryAt?.toISOString()).toBe(nextTry);
   expect((await db.stores.entries.findById(entryId))?.state).toBe('TESTS_PASSED');
 
   // Not before its time.

@@ -45,7 +45,7 @@ function toRecord(doc: Doc): QueueRecord {
     requestedState: doc.requestedState,
     modeSwitchStartedAt: doc.modeSwitchStartedAt ?? null,
     hostOutage: doc.hostOutage?.since ? { since: doc.hostOutage.since, message: doc.hostOutage.message } : null,
-    landingBlocked: doc.landingBlocked?.since ? { since: doc.landingBlocked.since, message: doc.landingBlocked.message } : null,
+    landingBlocked: doc.landingBlocked?.since ? { since: doc.landingBlocked.since, message: doc.landingBlocked.message, ...(doc.landingBlocked.nextTryAt ? { nextTryAt: doc.landingBlocked.nextTryAt } : {}) } : null,
     stalled: doc.stalled?.since ? { since: doc.stalled.since, message: doc.stalled.message } : null,
     configFile: doc.configFile?.commitSha ? { path: doc.configFile.path, commitSha: doc.configFile.commitSha, appliedAt: doc.configFile.appliedAt } : null,
     createdAt: doc.createdAt,

@@ -83,9 +83,16 @@ export const queueView = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   problems: z
-    .array(z.object({ kind: z.enum(['host_unavailable', 'landing_blocked', 'checks_never_reported', 'queue_stalled']), since: z.string(), message: z.string() }))
+    .array(
+      z.object({
+        kind: z.enum(['host_unavailable', 'landing_blocked', 'checks_never_reported', 'queue_stalled']),
+        since: z.string(),
+        message: z.string(),
+        nextTryAt: z.string().optional().describe("`landing_blocked`: when the queue tries again by itself (absent while it is trying)."),
+      }),
+    )
     .describe(
-      'What keeps the queue from moving that is not a PR\'s fault (empty when nothing): `host_unavailable`, the repository host failing (its actions retried with back-off); `landing_blocked`, the host refusing to land passed runs for a reason no PR caused (the message says the fix; any updateQueue resumes landing); `checks_never_reported`, the last test run got no result from its required checks in time (usually CI not running on `mq/**`); `queue_stalled`, nothing started, finished or merged for `stallAlertMinutes` while PRs wait.',
+      'What keeps the queue from moving that is not a PR\'s fault (empty when nothing): `host_unavailable`, the repository host failing (its actions retried with back-off); `landing_blocked`, the host refusing to land passed runs, or to build runs, for a reason no PR caused (the message says the fix; the queue tries again by itself at `nextTryAt`, and any updateQueue tries at once); `checks_never_reported`, the last test run got no result from its required checks in time (usually CI not running on `mq/**`); `queue_stalled`, nothing started, finished or merged for `stallAlertMinutes` while PRs wait.',
     ),
   enqueuedPullRequests: z.array(pullRequestView),
 });

@@ -46,7 +46,7 @@ const queueSchema = new Schema(
     requestedState: { type: String, enum: REQUESTED_QUEUE_STATES, required: true },
     modeSwitchStartedAt: { type: Date, default: null },
     hostOutage: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
-    landingBlocked: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
+    landingBlocked: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true }, nextTryAt: { type: Date } }, { _id: false }), default: null },
     stalled: { type: new Schema({ since: { type: Date, required: true }, message: { type: String, required: true } }, { _id: false }), default: null },
     configFile: {
       type: new Schema({ path: { type: String, required: true }, commitSha: { type: String, required: true }, appliedAt: { type: Date, required: true } }, { _id: false }),
