@@ -170,6 +170,25 @@ test('a parallel queue draws its runs as lanes that do not wait for each other',
   await page.close();
 }, 60_000);
 
+test('a blocked landing says when the queue tries again by itself, and "Try landing now" tries at once', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'blocked' };
+  const created = await api('/v1/createQueue', { repo, targetBranch: 'main' });
+  // As the runner shows a refusal it holds (the sandbox host never refuses a landing).
+  const nextTryAt = new Date(Date.now() + 125 * 60_000);
+  await h.stores.queues.update(created.id, { landingBlocked: { since: new Date(), message: 'GitHub refused to move main: Reference update failed.', nextTryAt }, updatedAt: new Date() });
+  const page = await signedInPage();
+  await page.goto(`${base}/#/q/sandbox/demo/blocked/main`);
+  const problem = page.locator('.problem', { hasText: 'landing blocked' });
+  await expectText(problem, /tries again by itself in 2 h 5 min/);
+  await expectText(problem, /Reference update failed/);
+  await shot(page, 'queue-landing-blocked');
+  // Any change of the queue tries at once; the engine holds no block, so the record's goes.
+  await page.getByRole('button', { name: 'Try landing now' }).click();
+  await page.locator('.problem').waitFor({ state: 'detached', timeout: 10_000 });
+  expect(await page.getByRole('button', { name: 'Try landing now' }).count()).toBe(0);
+  await page.close();
+}, 60_000);
+
 test('keyboard only: sign in with Tab and Enter; the queue page fits a phone without sideways scrolling', async () => {
   const repo = { host: 'sandbox', owner: 'demo', name: 'phone' };
   await api('/v1/createQueue', { repo, targetBranch: 'main' });

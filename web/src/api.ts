@@ -29,8 +29,15 @@ export class ApiError extends Error {
 
 let csrfToken = '';
 
+/** Dispatched on the window when a call is answered 401: the session is over (main.tsx goes back to signing in). */
+export const SESSION_ENDED = 'mq-session-ended';
+
 async function answer<T>(res: Response): Promise<T> {
   const text = await res.text();
+  if (res.status === 401 && csrfToken) {
+    csrfToken = '';
+    dispatchEvent(new Event(SESSION_ENDED));
+  }
   if (!res.ok) throw new ApiError(res.status, text || res.statusText);
   return (text ? JSON.parse(text) : undefined) as T;
 }

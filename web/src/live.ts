@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { coalescedReads } from './coalesced-reads.js';
 
 /**
@@ -6,12 +6,19 @@ import { coalescedReads } from './coalesced-reads.js';
  * Events on /ui/live; the browser reconnects by itself). One stream per page; it
  * holds no history, so a page left open for a day uses what it used at first.
  * Reads are coalesced (coalesced-reads.ts): at most one per `minIntervalMs`.
+ * True once the stream has stopped for good (the browser gives up after a refusal: the session ended), so the page
+ * can say that what it shows may be old.
  */
-export function useLiveQueue(queueId: string | null, onChange: () => void, minIntervalMs = 1_000): void {
+export function useLiveQueue(queueId: string | null, onChange: () => void, minIntervalMs = 1_000, enabled = true): boolean {
   const latest = useRef(onChange);
   latest.current = onChange;
+  const [stopped, setStopped] = useState(false);
   useEffect(() => {
+    if (!enabled) return;
     const source = new EventSource('/ui/live');
+    setStopped(false);
+    // A dropped connection is retried by the browser (readyState CONNECTING); a refused one is not (CLOSED).
+    source.onerror = () => setStopped(source.readyState === EventSource.CLOSED);
     const reads = coalescedReads(() => latest.current(), minIntervalMs, () => document.hidden);
     const changed = (event: MessageEvent<string>) => {
       const { queueId: changedId } = JSON.parse(event.data) as { queueId: string };
@@ -26,5 +33,6 @@ export function useLiveQueue(queueId: string | null, onChange: () => void, minIn
       document.removeEventListener('visibilitychange', reads.shown);
       reads.stop();
     };
-  }, [queueId, minIntervalMs]);
+  }, [queueId, minIntervalMs, enabled]);
+  return stopped;
 }

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { currentSession, signOut, type Session } from './api.js';
+import { currentSession, SESSION_ENDED, signOut, type Session } from './api.js';
 import { parseRoute, useRoute } from './route.js';
 import { SignInPage } from './pages/sign-in-page.js';
 import { QueuesPage } from './pages/queues-page.js';
@@ -14,6 +14,10 @@ function App() {
   const hash = useRoute();
   useEffect(() => {
     currentSession().then(setSession, () => setSession(null));
+    // Any call answered 401 (the session expired or was signed out elsewhere): back to signing in.
+    const ended = () => setSession(null);
+    addEventListener(SESSION_ENDED, ended);
+    return () => removeEventListener(SESSION_ENDED, ended);
   }, []);
   if (session === undefined) return <p class="loading">Loading…</p>;
   if (session === null) return <SignInPage onSignedIn={setSession} />;
@@ -33,9 +37,10 @@ function App() {
       </header>
       <main>
         {route.page === 'queues' && <QueuesPage session={session} />}
-        {route.page === 'queue' && <QueuePage queue={route.queue} />}
-        {route.page === 'pr' && <PullRequestPage queue={route.queue} number={route.number} />}
-        {route.page === 'health' && <HealthPage queue={route.queue} />}
+        {/* Keyed by the route: another queue or PR is a new page, never the last one's data under a new heading. */}
+        {route.page === 'queue' && <QueuePage key={hash} queue={route.queue} />}
+        {route.page === 'pr' && <PullRequestPage key={hash} queue={route.queue} number={route.number} />}
+        {route.page === 'health' && <HealthPage key={hash} queue={route.queue} />}
       </main>
     </>
   );

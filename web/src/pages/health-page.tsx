@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type QueueHealthView } from '../api.js';
 import { useLiveQueue } from '../live.js';
 import type { QueueRef } from '../route.js';
-import { BackToQueue, ErrorAlert, useQueueId } from './parts.js';
+import { BackToQueue, duration, ErrorAlert, LiveStopped, useLatest, useQueueId } from './parts.js';
 import { Chart } from '../chart.js';
 
 const WINDOWS = [
@@ -17,12 +17,21 @@ export function HealthPage({ queue }: { queue: QueueRef }) {
   const [health, setHealth] = useState<QueueHealthView | null>(null);
   const [error, setError] = useState('');
   const chosen = WINDOWS[windowIndex] ?? WINDOWS[1];
+  const latest = useLatest();
   const load = useCallback(() => {
-    api.health(queue.repo, queue.targetBranch, chosen.hours, chosen.bucketMinutes).then(setHealth, (e: Error) => setError(e.message));
-  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, chosen.hours, chosen.bucketMinutes]);
+    latest(
+      api.health(queue.repo, queue.targetBranch, chosen.hours, chosen.bucketMinutes),
+      (h) => {
+        setHealth(h);
+        setError('');
+      },
+      (e) => setError(e.message),
+    );
+  }, [latest, queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, chosen.hours, chosen.bucketMinutes]);
   useEffect(load, [load]);
   // Its buckets are minutes to days wide, and a read spans the whole window: once a minute is enough.
-  useLiveQueue(useQueueId(queue), load, 60_000);
+  const queueId = useQueueId(queue);
+  const stopped = useLiveQueue(queueId, load, 60_000, queueId !== null);
   const x = health?.buckets.map((b) => Date.parse(b.start) / 1000) ?? [];
   const reasons = [...new Set(health?.buckets.flatMap((b) => Object.keys(b.ejected)) ?? [])];
   return (
@@ -38,6 +47,7 @@ export function HealthPage({ queue }: { queue: QueueRef }) {
         ))}
       </select>
       <ErrorAlert error={error} />
+      <LiveStopped stopped={stopped} />
       {health && (
         <>
           <dl class="totals">
@@ -45,7 +55,7 @@ export function HealthPage({ queue }: { queue: QueueRef }) {
             <dd>{health.totals.merged}</dd>
             <dt>Time in queue p50 / p95</dt>
             <dd>
-              {health.totals.timeInQueueP50 ?? '–'} / {health.totals.timeInQueueP95 ?? '–'} min
+              {health.totals.timeInQueueP50 === null ? '–' : duration(health.totals.timeInQueueP50)} / {health.totals.timeInQueueP95 === null ? '–' : duration(health.totals.timeInQueueP95)}
             </dd>
             <dt>CI runs per merged PR</dt>
             <dd>{health.totals.ciRunsPerMerged ?? '–'}</dd>

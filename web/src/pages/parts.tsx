@@ -1,15 +1,24 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, type QueueSummary } from '../api.js';
 import { queueHref, type QueueRef } from '../route.js';
+import { relative, when } from '../time-words.js';
 
-/** What keeps a queue from moving, each with its fix. */
-export function Problems({ problems, compact = false }: { problems: QueueSummary['problems']; compact?: boolean }) {
+export { duration, relative, when } from '../time-words.js';
+
+/** What keeps a queue from moving, each with its fix (and, for a blocked landing, when the queue tries again). */
+export function Problems({ problems, compact = false, now = Date.now() }: { problems: QueueSummary['problems']; compact?: boolean; now?: number }) {
   if (problems.length === 0) return compact ? <span class="ok">none</span> : null;
   return (
     <ul class="problems" aria-label="Problems">
       {problems.map((p) => (
         <li key={p.kind} class="problem">
           <strong>{p.kind.replace(/_/g, ' ')}</strong> since {when(p.since)}
+          {p.nextTryAt && (
+            <span class="next-try">
+              {' '}
+              · tries again by itself {relative(p.nextTryAt, now)} ({when(p.nextTryAt)})
+            </span>
+          )}
           {!compact && <div>{p.message}</div>}
         </li>
       ))}
@@ -17,18 +26,39 @@ export function Problems({ problems, compact = false }: { problems: QueueSummary
   );
 }
 
-/** A time as people read it, in their own zone. */
-export function when(iso: string | undefined): string {
-  if (!iso) return '–';
-  return new Date(iso).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+/** The time now, again every `everyMs`: relative times ("merges in 8 min") stay true on a page nothing reloads. */
+export function useNow(everyMs = 30_000): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [everyMs]);
+  return now;
 }
 
-/** "in 12 min" / "3 min ago". */
-export function relative(iso: string | undefined, now = Date.now()): string {
-  if (!iso) return '–';
-  const minutes = Math.round((new Date(iso).getTime() - now) / 60_000);
-  if (minutes === 0) return 'now';
-  return minutes > 0 ? `in ${minutes} min` : `${-minutes} min ago`;
+/**
+ * Shows only the newest of overlapping reads: live changes start a read a second, and a slow answer arriving after a
+ * newer one would put the older view back.
+ */
+export function useLatest(): <T>(read: Promise<T>, shown: (value: T) => void, failed: (error: Error) => void) => void {
+  const latest = useRef(0);
+  return useCallback(<T,>(read: Promise<T>, shown: (value: T) => void, failed: (error: Error) => void) => {
+    const ticket = ++latest.current;
+    read.then(
+      (value) => ticket === latest.current && shown(value),
+      (error: Error) => ticket === latest.current && failed(error),
+    );
+  }, []);
+}
+
+/** Said when the page no longer hears of changes: what it shows may be old. */
+export function LiveStopped({ stopped }: { stopped: boolean }) {
+  if (!stopped) return null;
+  return (
+    <p role="status" class="error">
+      Live updates stopped (signed out elsewhere, or the service restarted): what this page shows may be old. Reload the page.
+    </p>
+  );
 }
 
 export function StateBadge({ state }: { state: string }) {

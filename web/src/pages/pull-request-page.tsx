@@ -2,28 +2,42 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type PullRequestView, type TestingDetailsView } from '../api.js';
 import { useLiveQueue } from '../live.js';
 import { externalHref, type QueueRef } from '../route.js';
-import { BackToQueue, ErrorAlert, relative, StateBadge, useQueueId, when } from './parts.js';
+import { BackToQueue, ErrorAlert, LiveStopped, relative, StateBadge, useLatest, useNow, useQueueId, when } from './parts.js';
 
 const ENDED = new Set(['MERGED', 'FAILED', 'CANCELLED']);
 
 /** One PR: its timeline with reasons, its latest test run with checks and links, cancel and restart. */
 export function PullRequestPage({ queue, number }: { queue: QueueRef; number: number }) {
   const [pr, setPr] = useState<PullRequestView | null>(null);
-  const [run, setRun] = useState<TestingDetailsView | null>(null);
+  // undefined while the first read is under way; null when not tested yet.
+  const [run, setRun] = useState<TestingDetailsView | null | undefined>(undefined);
   const [error, setError] = useState('');
+  const [runError, setRunError] = useState('');
+  const latestPr = useLatest();
+  const latestRun = useLatest();
+  const now = useNow();
   const load = useCallback(() => {
-    api.pullRequest(queue.repo, queue.targetBranch, number).then(
+    latestPr(
+      api.pullRequest(queue.repo, queue.targetBranch, number),
       (p) => {
         setPr(p);
         setError('');
       },
-      (e: Error) => setError(e.message),
+      (e) => setError(e.message),
     );
-    // Not tested yet is a 404 here, not an error worth showing.
-    api.testingDetails(queue.repo, queue.targetBranch, number).then(setRun, (e: unknown) => (e instanceof ApiError && e.status === 404 ? setRun(null) : undefined));
-  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, number]);
+    latestRun(
+      api.testingDetails(queue.repo, queue.targetBranch, number),
+      (r) => {
+        setRun(r);
+        setRunError('');
+      },
+      // Not tested yet is a 404 here, not an error worth showing; another failure is (the run shown may be old).
+      (e) => (e instanceof ApiError && e.status === 404 ? setRun(null) : setRunError(e.message)),
+    );
+  }, [latestPr, latestRun, queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, number]);
   useEffect(load, [load]);
-  useLiveQueue(useQueueId(queue), load);
+  const queueId = useQueueId(queue);
+  const stopped = useLiveQueue(queueId, load, 1_000, queueId !== null);
   const act = async (what: 'cancel' | 'restart') => {
     try {
       await (what === 'cancel' ? api.cancel(queue.repo, queue.targetBranch, number) : api.restart(queue.repo, queue.targetBranch, number));
@@ -39,11 +53,12 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
         #{number} {pr?.prTitle ?? ''} {pr && <StateBadge state={pr.state} />}
       </h1>
       <ErrorAlert error={error} />
+      <LiveStopped stopped={stopped} />
       {pr && (
         <>
           <p class="meta">
             {pr.prAuthor && <>by {pr.prAuthor} · </>}submitted {when(pr.submittedAt)} · priority {pr.priorityName ?? pr.priorityValue}
-            {pr.estimatedMergeAt && <> · forecast to merge {relative(pr.estimatedMergeAt)}</>}
+            {pr.estimatedMergeAt && <> · forecast to merge {relative(pr.estimatedMergeAt, now)}</>}
             {pr.notReadyReason && <> · not ready: {pr.notReadyReason.replace(/_/g, ' ')}</>}
           </p>
           {pr.waitingReason && <p class="hint">{pr.waitingReason}</p>}
@@ -67,7 +82,10 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
         </>
       )}
       <h2>Latest test run</h2>
-      {!run ? (
+      <ErrorAlert error={runError} />
+      {run === undefined ? (
+        <p class="loading">Loading…</p>
+      ) : run === null ? (
         <p class="hint">Not tested yet.</p>
       ) : (
         <div class="run">
@@ -81,8 +99,8 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
             {run.dependentPrs.length > 0 && <> on top of #{run.dependentPrs.map((p) => p.prNumber).join(', #')}</>}; required: {run.requiredStatuses.join(', ') || 'none'} ({run.requiredStatusesSource.replace(/_/g, ' ')})
           </p>
           <ul class="checks">
-            {run.checkSuites.flatMap((s) => s.checkRuns).map((c) => (
-              <li key={c.name}>
+            {run.checkSuites.flatMap((s) => s.checkRuns).map((c, i) => (
+              <li key={`${c.name}:${i}`}>
                 {externalHref(c.url) ? <a href={externalHref(c.url)}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}
               </li>
             ))}

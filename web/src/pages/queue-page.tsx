@@ -2,23 +2,27 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type BoardRun, type QueueBoard } from '../api.js';
 import { useLiveQueue } from '../live.js';
 import { externalHref, queueHref, type QueueRef } from '../route.js';
-import { ErrorAlert, Problems, relative, StateBadge, when } from './parts.js';
+import { ErrorAlert, LiveStopped, Problems, relative, StateBadge, useLatest, useNow, when } from './parts.js';
 
 /** One queue: its runs in flight, waiting PRs with position and ETA, not-ready ones with reasons, what ended lately. */
 export function QueuePage({ queue }: { queue: QueueRef }) {
   const [board, setBoard] = useState<QueueBoard | null>(null);
   const [error, setError] = useState('');
+  const latest = useLatest();
+  const now = useNow();
   const load = useCallback(() => {
-    api.board(queue.repo, queue.targetBranch).then(
+    latest(
+      api.board(queue.repo, queue.targetBranch),
       (b) => {
         setBoard(b);
         setError('');
       },
-      (e: Error) => setError(e.message),
+      (e) => setError(e.message),
     );
-  }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
+  }, [latest, queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
   useEffect(load, [load]);
-  useLiveQueue(board?.queue.id ?? null, load);
+  // Listens once the queue's id is known (before, every queue's changes would read this one's board).
+  const stopped = useLiveQueue(board?.queue.id ?? null, load, 1_000, board !== null);
   const setState = async (state: 'RUNNING' | 'PAUSED' | 'DRAINING') => {
     try {
       await api.setQueueState(queue.repo, queue.targetBranch, state);
@@ -33,6 +37,9 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
   const waiting = q.enqueuedPullRequests.filter((pr) => pr.state !== 'NOT_READY');
   const notReady = q.enqueuedPullRequests.filter((pr) => pr.state === 'NOT_READY');
   const pr = (n: number) => queueHref(queue, `/pr/${n}`);
+  const blocked = q.problems.some((p) => p.kind === 'landing_blocked');
+  // A PR's own forecast is missing for a queue-wide reason, said once here rather than per PR.
+  const noForecast = q.state === 'PAUSED' ? 'no forecast: the queue is paused' : blocked ? 'no forecast while landing is blocked' : 'no forecast yet';
   return (
     <section>
       <h1>
@@ -55,7 +62,16 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
         </button>
       </div>
       <ErrorAlert error={error} />
-      <Problems problems={q.problems} />
+      <LiveStopped stopped={stopped} />
+      <Problems problems={q.problems} now={now} />
+      {blocked && (
+        <p>
+          <button type="button" onClick={() => void setState(q.state === 'SWITCHING_MODES' ? 'RUNNING' : (q.state as 'RUNNING' | 'PAUSED' | 'DRAINING'))}>
+            Try landing now
+          </button>{' '}
+          <span class="hint">once the fix is made (any change of the queue tries at once)</span>
+        </p>
+      )}
 
       <h2>{q.mode === 'parallel' ? 'Lanes in flight' : 'Runs in flight'}</h2>
       {runs.length === 0 ? (
@@ -64,11 +80,11 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
         lanesOf(runs).map((lane, i) => (
           <div key={lane[0]?.engineRunId} class="lane">
             <h3>Lane {i + 1}</h3>
-            <Runs runs={lane} prHref={pr} />
+            <Runs runs={lane} prHref={pr} now={now} />
           </div>
         ))
       ) : (
-        <Runs runs={runs} prHref={pr} />
+        <Runs runs={runs} prHref={pr} now={now} />
       )}
 
       <h2>In line ({waiting.length})</h2>
@@ -81,8 +97,8 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
               <a href={pr(p.prNumber)}>
                 #{p.prNumber} {p.prTitle ?? ''}
               </a>{' '}
-              <StateBadge state={p.state} /> <span class="eta">{p.estimatedMergeAt ? `merges ${relative(p.estimatedMergeAt)} (${when(p.estimatedMergeAt)})` : 'no forecast'}</span>
-              {p.waitingReason && <div class="hint">{p.waitingReason}</div>}
+              <StateBadge state={p.state} /> <span class="eta">{p.estimatedMergeAt ? `merges ${relative(p.estimatedMergeAt, now)} (${when(p.estimatedMergeAt)})` : noForecast}</span>
+              {p.waitingReason && q.problems.length === 0 && <div class="hint">{p.waitingReason}</div>}
             </li>
           ))}
         </ol>
@@ -115,7 +131,7 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
                 #{p.prNumber} {p.prTitle ?? ''}
               </a>{' '}
               <StateBadge state={p.state} /> <span class="reason">{reason.replace(/_/g, ' ')}</span>
-              {detail && <span class="hint"> — {detail}</span>} <span class="hint">{relative(p.stateChangedAt)}</span>
+              {detail && <span class="hint"> — {detail}</span>} <span class="hint">{relative(p.stateChangedAt, now)}</span>
             </li>
           ))}
         </ul>
@@ -125,14 +141,14 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
 }
 
 /** Runs as what they are: a chain (each on top of those ahead), batches of several PRs, bisection halves. */
-function Runs({ runs, prHref }: { runs: BoardRun[]; prHref: (n: number) => string }) {
+function Runs({ runs, prHref, now }: { runs: BoardRun[]; prHref: (n: number) => string; now: number }) {
   return (
     <ol class="runs">
       {runs.map((run) => (
         <li key={run.engineRunId} class={`run ${run.status}`}>
           <div>
             <StateBadge state={run.status} /> {run.probeOf ? <span class="badge bisection" title="Tested in an idle CI slot ahead of that batch's failure; it decides nothing unless the batch fails">probe of {run.probeOf}</span> : run.isBisection && <span class="badge bisection">bisection half</span>} {run.pullRequests.length > 1 && <span class="badge batch">batch of {run.pullRequests.length}</span>}{' '}
-            <span class="hint">started {relative(run.startedAt)}</span>
+            <span class="hint">started {relative(run.startedAt, now)}</span>
           </div>
           <div class="chain" aria-label="What the run tests, in order">
             <span class="base">base {run.baseSha.slice(0, 7)}</span>
@@ -150,12 +166,27 @@ function Runs({ runs, prHref }: { runs: BoardRun[]; prHref: (n: number) => strin
           <div class="hint">
             {run.testBranch ? <code>{run.testBranch}</code> : 'test branch being built'}
             {run.checks.length > 0 && ' · '}
-            {run.checks.map((c) => (
-              <span key={c.name} class="check">
+            {run.checks.map((c, i) => (
+              <span key={`${c.name}:${i}`} class="check">
                 {externalHref(c.url) ? <a href={externalHref(c.url)}>{c.name}</a> : c.name}: {c.conclusion ?? c.status}{' '}
               </span>
             ))}
-            {run.failedChecks.length > 0 && <span class="error"> failed: {run.failedChecks.join(', ')}</span>}
+            {run.failedChecks.length > 0 && (
+              <span class="error">
+                {' '}
+                failed:{' '}
+                {run.failedChecks.map((name, i) => {
+                  // The failing check's own page, where the run reported one.
+                  const href = externalHref(run.checks.find((c) => c.name === name)?.url);
+                  return (
+                    <span key={name}>
+                      {i > 0 && ', '}
+                      {href ? <a href={href}>{name}</a> : name}
+                    </span>
+                  );
+                })}
+              </span>
+            )}
           </div>
         </li>
       ))}

@@ -2,27 +2,29 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type QueueSummary, type Session } from '../api.js';
 import { useLiveQueue } from '../live.js';
 import { queueHref } from '../route.js';
-import { ErrorAlert, Problems } from './parts.js';
+import { duration, ErrorAlert, LiveStopped, Problems, useLatest } from './parts.js';
 
 /** Every queue of the organization: state, depth, testing, merged in a day, p95 time in queue, problems. */
 export function QueuesPage({ session }: { session: Session }) {
   const [queues, setQueues] = useState<QueueSummary[] | null>(null);
   const [error, setError] = useState('');
   const [sandbox, setSandbox] = useState(false);
+  const latest = useLatest();
   const load = useCallback(() => {
-    api.listQueues().then(
+    latest(
+      api.listQueues(),
       (r) => {
         setQueues(r.queues);
         setError('');
       },
-      (e: Error) => setError(e.message),
+      (e) => setError(e.message),
     );
-  }, []);
+  }, [latest]);
   useEffect(load, [load]);
   useEffect(() => {
     fetch('/ui/config').then((r) => r.json()).then((c: { sandbox: boolean }) => setSandbox(c.sandbox && session.organization.host === 'sandbox'), () => undefined);
   }, [session]);
-  useLiveQueue(null, load);
+  const stopped = useLiveQueue(null, load);
   const demo = async () => {
     try {
       const created = await api.createDemo();
@@ -35,6 +37,7 @@ export function QueuesPage({ session }: { session: Session }) {
     <section>
       <h1>Queues</h1>
       <ErrorAlert error={error} />
+      <LiveStopped stopped={stopped} />
       {sandbox && (
         <p>
           <button type="button" onClick={() => void demo()}>
@@ -73,7 +76,7 @@ export function QueuesPage({ session }: { session: Session }) {
                   <td>{q.depth}</td>
                   <td>{q.testing}</td>
                   <td>{q.merged24h}</td>
-                  <td>{q.timeInQueueP95Minutes === null ? '–' : `${q.timeInQueueP95Minutes} min`}</td>
+                  <td>{q.timeInQueueP95Minutes === null ? '–' : duration(q.timeInQueueP95Minutes)}</td>
                   <td>
                     <Problems problems={q.problems} compact />
                   </td>
