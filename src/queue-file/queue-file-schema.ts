@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { branchSchema } from '../api/schemas/common.js';
-import { updateQueueRequest } from '../api/schemas/queue.js';
+import { noTunedSettingWithAdaptive, updateQueueFields } from '../api/schemas/queue.js';
 
 /** Where a repository keeps its queues' settings, reviewed like code (Probot's `.github/` convention). */
 export const QUEUE_FILE_PATH = '.github/merge-queue.yml';
@@ -12,7 +12,7 @@ export const QUEUE_FILE_PATH = '.github/merge-queue.yml';
  * instead). Unknown keys are errors here, unlike in the API: a typo in a file
  * would otherwise be silently ignored until someone wonders why.
  */
-export const queueFileSettings = updateQueueRequest.omit({ repo: true, targetBranch: true, state: true, deleteRequiredStatuses: true }).strict();
+export const queueFileSettings = updateQueueFields.omit({ repo: true, targetBranch: true, state: true, deleteRequiredStatuses: true }).strict().superRefine(noTunedSettingWithAdaptive);
 export type QueueFileSettings = z.infer<typeof queueFileSettings>;
 
 /** The most queues one file may name. */

@@ -5,6 +5,7 @@
  */
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { queueFileSchema } from '../../src/queue-file/queue-file-schema.js';
 
 let h: ApiHarness;
 let token: string;
@@ -32,6 +33,17 @@ test('a new queue is adaptive; setting a batching knob fixes the tuning; tuning 
   const bad = await h.post('/v1/updateQueue', { repo, targetBranch: 'main', tuning: 'clever' }, token);
   expect(bad.statusCode).toBe(400);
   expect(bad.body).toMatch(/tuning/);
+});
+
+// Found by review: the setting was stored and shown, and never used.
+test('tuning "adaptive" with a setting it chooses itself is a 400 naming the setting, and nothing changes; the queue file says the same', async () => {
+  const repo = await queue();
+  const res = await h.post('/v1/updateQueue', { repo, targetBranch: 'main', tuning: 'adaptive', batchingMinSize: 3, concurrency: 4 }, token);
+  expect(res.statusCode).toBe(400);
+  expect(res.body).toMatch(/batchingMinSize.*tuning "adaptive"/);
+  expect((await h.post('/v1/getQueue', { repo, targetBranch: 'main' }, token)).json()).toMatchObject({ tuning: 'adaptive', batchingMinSize: 1, concurrency: 1 });
+  const file = queueFileSchema.safeParse({ queues: { main: { tuning: 'adaptive', batch: true } } });
+  expect(file.success ? [] : file.error.issues.map((issue) => issue.path.join('.'))).toEqual(['queues.main.batch']);
 });
 
 test('riskHint must be a probability', async () => {

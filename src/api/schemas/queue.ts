@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES, TUNINGS } from '../../domain/queue-config.js';
+import { DIRECT_MERGE_MODES, MERGE_METHODS, QUEUE_MODES, TUNED_SETTINGS, TUNINGS } from '../../domain/queue-config.js';
 import { QUEUE_STATES, REQUESTED_QUEUE_STATES } from '../../domain/queue-state.js';
 import { integer, lowerCaseEnum, queueIdentity, repoSchema, uint32, upperCaseEnum } from './common.js';
 import { pullRequestView } from './pull-request.js';
@@ -14,7 +14,7 @@ export const createQueueRequest = z.object({
 
 const statusName = z.string().min(1).max(255);
 
-export const updateQueueRequest = z.object({
+export const updateQueueFields = z.object({
   ...queueIdentity,
   state: upperCaseEnum(REQUESTED_QUEUE_STATES).optional(),
   mode: lowerCaseEnum(QUEUE_MODES).optional(),
@@ -47,6 +47,19 @@ export const updateQueueRequest = z.object({
     .optional()
     .describe('Flake tolerance: a PR whose own test run failed is tested again this many times before it is ejected (each retry is on its timeline, reason `retried`). Default 0.'),
 });
+
+/**
+ * A request that both asks the queue to choose its batching and failure settings (`tuning: adaptive`) and gives one
+ * of them: the value would be stored and never used (found by review), so it is a 400 naming the setting.
+ */
+export function noTunedSettingWithAdaptive(settings: Partial<Record<(typeof TUNED_SETTINGS)[number] | 'tuning', unknown>>, ctx: z.RefinementCtx): void {
+  if (settings.tuning !== 'adaptive') return;
+  for (const key of TUNED_SETTINGS) {
+    if (settings[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `is chosen by the queue with tuning "adaptive": leave it out, or set tuning "fixed" to give it` });
+  }
+}
+
+export const updateQueueRequest = updateQueueFields.superRefine(noTunedSettingWithAdaptive);
 export type UpdateQueueRequest = z.infer<typeof updateQueueRequest>;
 
 export const queueView = z.object({
