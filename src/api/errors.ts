@@ -8,7 +8,7 @@ export function sendError(reply: FastifyReply, status: number, message: string):
   return reply.code(status).type('text/plain; charset=utf-8').send(message);
 }
 
-const FAILURE_STATUS: Record<Failure['kind'], number> = { invalid: 400, not_found: 404, conflict: 409 };
+const FAILURE_STATUS: Record<Failure['kind'], number> = { invalid: 400, not_found: 404, conflict: 409, unavailable: 503 };
 
 export function sendFailure(reply: FastifyReply, failure: Failure): FastifyReply {
   return sendError(reply, FAILURE_STATUS[failure.kind], failure.message);

@@ -25,7 +25,11 @@ export interface UrlPolicy {
 }
 
 /** `addresses`: what the host resolved to, every one public (absent when not resolved: an operator allows private URLs). */
-export type UrlCheck = { ok: true; url: URL; addresses?: string[] } | { ok: false; reason: string };
+/** `transient`: the name could not be looked up just now (a time-out, a failing resolver): not the URL's fault. */
+export type UrlCheck = { ok: true; url: URL; addresses?: string[] } | { ok: false; reason: string; transient?: true };
+
+/** Resolver answers that say the name does not exist; any other failure is the resolver's, for now. */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'NXDOMAIN']);
 
 const ALLOW_HINT = 'an operator can allow such URLs with MQ_WEBHOOK_ALLOW_PRIVATE=true';
 
@@ -134,7 +138,10 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<U
     addresses = await withTimeout((policy.lookup ?? systemLookup)(host), policy.lookupTimeoutMs ?? 5_000);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    return { ok: false, reason: `The webhook URL's host ${host} does not resolve${typeof code === 'string' ? ` (${code})` : ''}.` };
+    const named = typeof code === 'string' ? ` (${code})` : '';
+    if (typeof code === 'string' && NO_SUCH_NAME.has(code)) return { ok: false, reason: `The webhook URL's host ${host} does not resolve${named}.` };
+    // Found by review: a resolver's time-out was answered as the caller's bad URL.
+    return { ok: false, transient: true, reason: `The webhook URL's host ${host} could not be looked up just now${named}; nothing was changed: try again.` };
   }
   if (addresses.length === 0) return { ok: false, reason: `The webhook URL's host ${host} does not resolve.` };
   for (const address of addresses) {

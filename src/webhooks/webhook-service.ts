@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { orgKey, type RepoRef } from '../domain/repo.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../ports/webhook-outbox.js';
 import type { WebhookDeliveryChange, WebhookStore, WebhookSubscriptionChange, WebhookSubscriptionRecord } from '../ports/webhook-store.js';
-import { conflict, invalid, notFound, succeed, type Outcome } from '../queue/outcome.js';
+import { conflict, invalid, notFound, succeed, unavailable, type Outcome } from '../queue/outcome.js';
 import { generateSigningSecret, type SecretBox } from './secret-box.js';
 import { rotateSecrets } from './signing-secrets.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-safety.js';
@@ -44,7 +44,8 @@ export function webhookService(options: WebhookServiceOptions) {
 
   async function checkedUrl(url: string): Promise<Outcome<string>> {
     const checked = await checkWebhookUrl(url, urlPolicy);
-    return checked.ok ? succeed(checked.url.toString()) : invalid(checked.reason);
+    if (checked.ok) return succeed(checked.url.toString());
+    return checked.transient ? unavailable(checked.reason) : invalid(checked.reason);
   }
 
   return {

@@ -181,9 +181,9 @@ describe('checkWebhookUrl (with DNS)', () => {
     if (!checked.ok) expect(checked.reason).toMatch(why);
   });
 
-  test('a resolver that never answers is a refusal after the lookup timeout', async () => {
+  test('a resolver that never answers is a refusal for now (transient) after the lookup timeout, not a name that does not resolve', async () => {
     const checked = await checkWebhookUrl('https://slow.example.com/x', { allowPrivate: false, lookup: () => new Promise(() => {}), lookupTimeoutMs: 50 });
-    expect(checked).toEqual({ ok: false, reason: expect.stringMatching(/does not resolve \(ETIMEOUT\)/) });
+    expect(checked).toEqual({ ok: false, transient: true, reason: expect.stringMatching(/could not be looked up just now \(ETIMEOUT\)/) });
   });
 
   test('the real resolver: localhost is loopback', async () => {

@@ -31,6 +31,7 @@ const DNS: Record<string, string[]> = {
 };
 const lookup = async (host: string) => {
   const found = DNS[host];
+  if (host === 'flaky-dns.acme.example') throw Object.assign(new Error('temporary failure'), { code: 'EAI_AGAIN' });
   if (!found) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
   return found;
 };
@@ -164,6 +165,13 @@ describe('createWebhook', () => {
     [{ url: 'https://bob:pw@hooks.acme.example/' }, /user name or password/],
   ])('400 naming why: %j', async (body, why) => {
     expectPlainError(await post('createWebhook', body), 400, why);
+  });
+
+  // Found by review: the resolver failing for a moment was answered as the caller's bad URL.
+  test('a resolver failing for a moment is a 503 (try again), not a 400, and nothing is created', async () => {
+    const before = (await post('listWebhooks', {})).json().webhooks.length;
+    expectPlainError(await post('createWebhook', { url: 'https://flaky-dns.acme.example/' }), 503, /could not be looked up just now \(EAI_AGAIN\).*try again/);
+    expect((await post('listWebhooks', {})).json().webhooks).toHaveLength(before);
   });
 
   test('a refusal does not name the address an internal host resolves to (no DNS oracle for any organization)', async () => {
