@@ -25,6 +25,12 @@ export async function getTestingDetails(
   if (query.testRunId !== undefined) {
     run = await stores.testRuns.findById(queueId, query.testRunId);
     if (!run) return notFound(`Test run ${query.testRunId} does not exist in the queue for ${query.targetBranch}.`);
+    // Both named: the run must be one of the PR's (found by review: the PR was ignored, and the answer could describe
+    // a run that never held it).
+    const prNumber = query.prNumber;
+    if (prNumber !== undefined && ![...run.testedPullRequests, ...run.dependentPullRequests].some((pr) => pr.prNumber === prNumber)) {
+      return notFound(`Test run ${query.testRunId} did not test pull request #${prNumber} (neither as its own nor as one it built on).`);
+    }
   } else {
     const prNumber = query.prNumber as number;
     const entry = await stores.entries.find(queueId, prNumber);

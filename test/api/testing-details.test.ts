@@ -281,6 +281,15 @@ describe('getMergeQueueTestingDetails: errors', () => {
     expectPlainTextError(await details(repo('acme', 'testing-nowhere'), { testRunId: 'ffffffffffffffffffffffff' }), 404);
   });
 
+  // Found by review: the PR was ignored when a run id was given too.
+  it('answers 404 when testRunId and pr are both given and the run never held the PR; the run when it did', async () => {
+    const { r, queueId } = await freshQueue();
+    await submit(r, 3);
+    const inserted = await harness.stores.testRuns.insert(run(queueId, { testedPullRequests: [tested(3)], dependentPullRequests: [tested(2)] }));
+    expectPlainTextError(await details(r, { testRunId: inserted.id, pr: { number: 4 } }), 404, /did not test pull request #4/);
+    for (const number of [3, 2]) expect((await details(r, { testRunId: inserted.id, pr: { number } })).json().testRunId).toBe(inserted.id);
+  });
+
   it('answers 400 when neither testRunId nor pr is given', async () => {
     const { r } = await freshQueue();
     expectPlainTextError(await details(r, {}), 400, /testRunId/);
