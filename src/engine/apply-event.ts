@@ -119,6 +119,7 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
           if (blockLanding(ctx, event.message, { kind: 'land', run })) ctx.dropRun(run, 'rebuilt');
         } else if (event.reason !== 'blocked') {
           if (event.reason === 'base_moved') {
+            if (event.onlyTested) state.landsOnlyTested = true;
             // The host found the branch elsewhere than the engine expects (it checks before landing): the head read next
             // (the runner reads it after this refusal) is the branch's, even one the queue's own landings replaced
             // (someone reset the branch back to it). Nothing starts or lands before it, so no merge takes that read as
@@ -202,8 +203,9 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const currentMode = state.config.mode;
       state.requestedState = event.requestedState;
       ctx.allAdmissionInputsChanged(); // The mode or merge method may admit or demote any PR.
-      // An operator changed the queue after a blocked landing: try landing again.
+      // An operator changed the queue after a blocked landing: try landing again (and untested landings again too).
       state.landingBlocked = null;
+      delete state.landsOnlyTested;
       const busy = modeRunsUndecided(state);
       if (event.config.mode !== currentMode && busy) {
         // Runs in flight (or passed, waiting to land) were built for the current mode: it stays until they are decided

@@ -233,6 +233,14 @@ export interface EngineState {
    * run is rebuilt on the stale one.
    */
   awaitingBaseHead?: boolean;
+  /**
+   * Learned from a landing refused as untested: the branch takes only commits tested as they are (protection requiring
+   * checks that the App may not bypass). A parallel queue's run then lands only on the head it was built on, so when a
+   * lane lands, the runs of other lanes built on the head before are rebuilt at once rather than when they pass (each
+   * would pass, be refused, and be rebuilt then: a whole CI run later). Forgotten at any updateQueue (the operator may
+   * have let the App bypass the checks).
+   */
+  landsOnlyTested?: boolean;
   /** A branch head reported while a merge was in flight: applied once the merge's outcome is known. */
   pendingBaseSha?: string | null;
   /** The pending head came from the push of a landing (base_moved `landing`): it counts only as that merge's result. */
@@ -282,7 +290,8 @@ export type EngineEvent =
       conflictEntryId?: string;
     }
   | { type: 'merge_finished'; runId: string; ok: true; newBaseSha: string }
-  | { type: 'merge_finished'; runId: string; ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' }
+  /** `onlyTested`: the host takes on the branch only commits tested as they are (see EngineState.landsOnlyTested). */
+  | { type: 'merge_finished'; runId: string; ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed'; onlyTested?: true }
   /** The host refused to land this PR (GitHub's message): it alone fails, the others are rebuilt. */
   | { type: 'merge_finished'; runId: string; ok: false; reason: 'refused'; entryId: string; message: string }
   /** The host refused to land for a reason no PR caused: the queue stops merging and says why. */

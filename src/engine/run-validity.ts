@@ -25,6 +25,8 @@ export function isValid(ctx: DecisionContext, order: EngineEntry[], run: EngineR
   if (state.config.mode === 'single') {
     return sameContent(runContent(state, run), { root: current.root, heads: [...current.heads, ...headsOf(ahead).map(token), ...units] });
   }
+  // Parallel on a branch that takes only tested commits: exactly the head and its lane ahead, as a single queue's run.
+  if (state.landsOnlyTested) return sameContent(runContent(state, run), { root: current.root, heads: [...current.heads, ...headsOf(ahead).map(token), ...units] });
   // Parallel: the same lane on the same root; merges of other lanes do not matter.
   const runBase = normalizeBase(state, run.baseSha);
   if (runBase.root !== current.root || runBase.heads.some((h) => !current.heads.includes(h))) return false;

@@ -82,8 +82,12 @@ export interface MergeRequest {
 
 export type MergeOutcome =
   | { ok: true; newBaseSha: string }
-  /** Nothing landed: the branch moved, or a PR changed or closed since it was tested (the queue rebuilds). */
-  | { ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed' }
+  /**
+   * Nothing landed: the branch moved, or a PR changed or closed since it was tested (the queue rebuilds).
+   * `onlyTested`: the branch moved and the host would not take the run's PRs put together on it untested (protection
+   * requiring checks on every commit it takes), so a run lands only on the very head it was built on.
+   */
+  | { ok: false; reason: 'base_moved' | 'head_changed' | 'pr_closed'; onlyTested?: true }
   /** Nothing landed: the host will not land this PR (its message says why); it alone fails. */
   | { ok: false; reason: 'refused'; prNumber: number; message: string }
   /** Nothing landed, for a reason no PR caused (protection, permissions): the queue stops merging and says why. */

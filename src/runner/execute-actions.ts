@@ -373,5 +373,5 @@ function mergeFinished(runId: string, outcome: MergeOutcome, record: TestRunReco
     return { type: 'merge_finished', runId, ok: false, reason: 'refused', entryId: refused.entryId, message: outcome.message };
   }
   if (outcome.reason === 'blocked') return { type: 'merge_finished', runId, ok: false, reason: 'blocked', message: outcome.message };
-  return { type: 'merge_finished', runId, ok: false, reason: outcome.reason };
+  return { type: 'merge_finished', runId, ok: false, reason: outcome.reason, ...(outcome.onlyTested ? { onlyTested: true as const } : {}) };
 }

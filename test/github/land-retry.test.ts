@@ -431,7 +431,8 @@ describe('a lane of a parallel queue landing after another lane moved the branch
     await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
     repo.protectBranch('main', { requiredChecks: ['ci'] });
 
-    expect(await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).toEqual({ ok: false, reason: 'base_moved' });
+    // The engine learns that the branch takes only tested commits (engine/lands-only-tested.test.ts).
+    expect(await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog())).toEqual({ ok: false, reason: 'base_moved', onlyTested: true });
     expect(fake.pullRequestsIn(repo.branch('main')!)).toEqual([api]);
     expect(repo.pullRequest(web).state).toBe('open');
   });

@@ -191,6 +191,10 @@ async function landOnMovedBase(client: GitHubClient, request: MergeRequest, test
     // good there, which blocks the queue with GitHub's words).
     log.info({ repo: `${repo.owner}/${repo.name}`, branch: targetBranch, runId, err: refused.error }, "GitHub would not take the run's PRs untested on the moved branch: tested again");
   }
+  // Refused for the checks it lacks ("Required status check "ci" is expected", "2 of 2 required status checks are
+  // expected"): the branch takes only tested commits, and the engine then rebuilds other lanes' runs as soon as a lane
+  // lands (onlyTested). Any other refusal (a moment's "Reference update failed") teaches nothing.
+  if (refused && refused !== 'not_fast_forward' && /required status check/i.test(messageOf(refused.error))) return { ok: false, reason: 'base_moved', onlyTested: true };
   return refused ? { ok: false, reason: 'base_moved' } : built.sha;
 }
 
