@@ -45,7 +45,7 @@ export interface GitHubHarness {
  * lost results), as in production; 0 turns it off (the request budget counts only events).
  */
 export async function startGitHubHarness(
-  options: { concurrentWebhooks?: ConcurrentDelivery; maintenanceMs?: number; reconcileMs?: number; redeliveryMs?: number; fake?: Pick<FakeGitHubOptions, 'staleRefReadsMs' | 'mergeableUnknownAfterBasePush'> } = {},
+  options: { concurrentWebhooks?: ConcurrentDelivery; maintenanceMs?: number; reconcileMs?: number; redeliveryMs?: number; fake?: Pick<FakeGitHubOptions, 'staleRefReadsMs' | 'mergeableUnknownAfterBasePush' | 'mergedMarkDelayMs'> } = {},
 ): Promise<GitHubHarness> {
   // The people who label PRs in these scenarios are the repository's writers; tests that need a reader say so.
   const fake = await startFakeGitHub({ defaultPermission: 'write', ...options.fake });

@@ -48,6 +48,11 @@ export interface FakeGitHubOptions {
    * GitHub's API may from a lagging replica. Default 0 (always current).
    */
   staleRefReadsMs?: number;
+  /**
+   * How long after a push that takes in an open PR's head GitHub marks the PR merged (its `closed` webhook then), as
+   * GitHub does in the background: meanwhile the PR reads open. Default 0 (at once, before the push's answer).
+   */
+  mergedMarkDelayMs?: number;
   /** Accept any non-`ghs_` token as a personal token of `personalTokenLogin`. Default true. */
   allowPersonalTokens?: boolean;
   personalTokenLogin?: string;
@@ -105,6 +110,7 @@ export class FakeGitHub {
       mergeableUnknownAfterBasePush: options.mergeableUnknownAfterBasePush ?? 1,
       baseModifiedWindowMs: options.baseModifiedWindowMs ?? 1_000,
       staleRefReadsMs: options.staleRefReadsMs ?? 0,
+      mergedMarkDelayMs: options.mergedMarkDelayMs ?? 0,
       defaultPermission: options.defaultPermission ?? 'read',
       enforceBranchProtection: options.enforceBranchProtection ?? true,
     });

@@ -49,6 +49,8 @@ export interface FakeStateOptions {
   baseModifiedWindowMs: number;
   /** For this long after a branch moves, reads of its ref answer the head it had before (a lagging replica). */
   staleRefReadsMs: number;
+  /** How long after a push that takes in an open PR's head GitHub marks it merged (and says so); 0: at once. */
+  mergedMarkDelayMs?: number;
 }
 
 export interface UserRecord {
@@ -299,7 +301,15 @@ export class FakeState {
         pr.updatedAt = this.now();
         this.emit({ name: 'pull_request', action: 'synchronize', repo: repo.fullName, number: pr.number, sender, extra: { before: previous, after: sha } });
       } else if (pr.baseRef === branch && isAncestor(this.commits, pr.headSha, sha)) {
-        this.markMerged(repo, pr, sha, sender);
+        const delay = this.options.mergedMarkDelayMs ?? 0;
+        if (delay === 0) this.markMerged(repo, pr, sha, sender);
+        else {
+          // GitHub marks it in the background: meanwhile the PR reads open, not merged, its head in the branch.
+          const head = pr.headSha;
+          setTimeout(() => {
+            if (pr.state === 'open' && pr.headSha === head && isAncestor(this.commits, head, repo.refs.get(ref) ?? sha)) this.markMerged(repo, pr, sha, sender);
+          }, delay).unref();
+        }
       } else if (pr.baseRef === branch) {
         // GitHub recomputes every open PR's mergeability in the background after a push to its base.
         pr.unknownReads = Math.max(pr.unknownReads, this.options.mergeableUnknownAfterBasePush);
