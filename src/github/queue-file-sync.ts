@@ -1,4 +1,4 @@
-import deepmerge from 'deepmerge';
+import { mergeQueueFiles } from '../queue-file/merge-queue-files.js';
 import type { Context } from 'probot';
 import { makeOnceLookingFirst, NOT_REPEATED_BLIND } from '../adapters/github/index.js';
 import type { RepoRef } from '../domain/repo.js';
@@ -40,8 +40,7 @@ export async function loadQueueFile(octokit: Octokit, repo: RepoRef, sha: string
       repo: repo.name,
       path: QUEUE_FILE_PATH,
       ...(sha ? { branch: sha } : {}),
-      // As Probot's context.config merges, except that a list in the file replaces the extended one.
-      defaults: (configs: Array<Record<string, unknown>>) => deepmerge.all(configs, { arrayMerge: (_base, own: unknown[]) => own }) as Record<string, unknown>,
+      defaults: (configs: Array<Record<string, unknown>>) => mergeQueueFiles(configs),
     })) as typeof merged;
   } catch (error) {
     // Only the loader's own refusals are about the file; GitHub failing (or anything else) tries the delivery again.

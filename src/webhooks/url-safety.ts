@@ -141,7 +141,7 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<U
     const named = typeof code === 'string' ? ` (${code})` : '';
     if (typeof code === 'string' && NO_SUCH_NAME.has(code)) return { ok: false, reason: `The webhook URL's host ${host} does not resolve${named}.` };
     // Found by review: a resolver's time-out was answered as the caller's bad URL.
-    return { ok: false, transient: true, reason: `The webhook URL's host ${host} could not be looked up just now${named}; nothing was changed: try again.` };
+    return { ok: false, transient: true, reason: `The webhook URL's host ${host} could not be looked up just now${named}.` };
   }
   if (addresses.length === 0) return { ok: false, reason: `The webhook URL's host ${host} does not resolve.` };
   for (const address of addresses) {

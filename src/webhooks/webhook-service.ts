@@ -45,7 +45,7 @@ export function webhookService(options: WebhookServiceOptions) {
   async function checkedUrl(url: string): Promise<Outcome<string>> {
     const checked = await checkWebhookUrl(url, urlPolicy);
     if (checked.ok) return succeed(checked.url.toString());
-    return checked.transient ? unavailable(checked.reason) : invalid(checked.reason);
+    return checked.transient ? unavailable(`${checked.reason.replace(/\.$/, '')}; nothing was changed: try again.`) : invalid(checked.reason);
   }
 
   return {

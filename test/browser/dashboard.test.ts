@@ -170,12 +170,14 @@ test('a parallel queue draws its runs as lanes that do not wait for each other',
   await page.close();
 }, 60_000);
 
-test('a blocked landing says when the queue tries again by itself, and "Try landing now" tries at once', async () => {
+test('a blocked landing says when the queue tries again by itself, and "Try landing now" tries at once without touching the state (Resume while paused)', async () => {
   const repo = { host: 'sandbox', owner: 'demo', name: 'blocked' };
   const created = await api('/v1/createQueue', { repo, targetBranch: 'main' });
+  // Draining: the button must not send the state the page last saw (another operator may have changed it since).
+  await api('/v1/updateQueue', { repo, targetBranch: 'main', state: 'DRAINING' });
   // As the runner shows a refusal it holds (the sandbox host never refuses a landing).
-  const nextTryAt = new Date(Date.now() + 125 * 60_000);
-  await h.stores.queues.update(created.id, { landingBlocked: { since: new Date(), message: 'GitHub refused to move main: Reference update failed.', nextTryAt }, updatedAt: new Date() });
+  const block = (minutes: number) => ({ landingBlocked: { since: new Date(), message: 'GitHub refused to move main: Reference update failed.', nextTryAt: new Date(Date.now() + minutes * 60_000) }, updatedAt: new Date() });
+  await h.stores.queues.update(created.id, block(125));
   const page = await signedInPage();
   await page.goto(`${base}/#/q/sandbox/demo/blocked/main`);
   const problem = page.locator('.problem', { hasText: 'landing blocked' });
@@ -185,6 +187,14 @@ test('a blocked landing says when the queue tries again by itself, and "Try land
   // Any change of the queue tries at once; the engine holds no block, so the record's goes.
   await page.getByRole('button', { name: 'Try landing now' }).click();
   await page.locator('.problem').waitFor({ state: 'detached', timeout: 10_000 });
+  expect(await page.getByRole('button', { name: 'Try landing now' }).count()).toBe(0);
+  expect((await api('/v1/getQueue', { repo, targetBranch: 'main' })).state).toBe('DRAINING');
+  // Paused: Resume is what tries (a change that kept it paused would drop the block and land nothing).
+  await api('/v1/updateQueue', { repo, targetBranch: 'main', state: 'PAUSED' });
+  await h.stores.queues.update(created.id, block(10));
+  await page.reload();
+  await expectText(page.locator('.problem', { hasText: 'landing blocked' }), /tries again by itself in 10 min/);
+  await expectText(page.locator('p.hint', { hasText: 'paused' }), /Resume tries landing again/);
   expect(await page.getByRole('button', { name: 'Try landing now' }).count()).toBe(0);
   await page.close();
 }, 60_000);

@@ -32,9 +32,10 @@ let csrfToken = '';
 /** Dispatched on the window when a call is answered 401: the session is over (main.tsx goes back to signing in). */
 export const SESSION_ENDED = 'mq-session-ended';
 
-async function answer<T>(res: Response): Promise<T> {
+/** `sentWith`: the session's CSRF token the call carried; a 401 ends only that session (not one signed in since). */
+async function answer<T>(res: Response, sentWith = ''): Promise<T> {
   const text = await res.text();
-  if (res.status === 401 && csrfToken) {
+  if (res.status === 401 && sentWith !== '' && sentWith === csrfToken) {
     csrfToken = '';
     dispatchEvent(new Event(SESSION_ENDED));
   }
@@ -65,13 +66,14 @@ export async function signOut(): Promise<void> {
 
 /** A call with the session: the same rights and checks as with a token, plus the CSRF header. */
 async function post<T>(path: string, body: object): Promise<T> {
+  const sentWith = csrfToken;
   const res = await fetch(path, {
     method: 'POST',
     credentials: 'same-origin',
-    headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+    headers: { 'content-type': 'application/json', 'x-csrf-token': sentWith },
     body: JSON.stringify(body),
   });
-  return answer<T>(res);
+  return answer<T>(res, sentWith);
 }
 
 export const v1 = <T>(endpoint: string, body: object) => post<T>(`/v1/${endpoint}`, body);
@@ -84,6 +86,8 @@ export const api = {
   pullRequest: (repo: RepoRef, targetBranch: string, number: number) => v1<PullRequestView>('getSubmittedPullRequest', { repo, targetBranch, pr: { number }, includeTimeline: true }),
   testingDetails: (repo: RepoRef, targetBranch: string, number: number) => v1<TestingDetailsView>('getMergeQueueTestingDetails', { repo, targetBranch, pr: { number } }),
   setQueueState: (repo: RepoRef, targetBranch: string, state: 'RUNNING' | 'PAUSED' | 'DRAINING') => v1('updateQueue', { repo, targetBranch, state }),
+  /** An update that changes nothing: a blocked landing is tried at once. */
+  retryLanding: (repo: RepoRef, targetBranch: string) => v1('updateQueue', { repo, targetBranch }),
   cancel: (repo: RepoRef, targetBranch: string, number: number) => v1('cancelPullRequest', { repo, targetBranch, pr: { number } }),
   restart: (repo: RepoRef, targetBranch: string, number: number) => v1('restartTestsOnPullRequest', { repo, targetBranch, pr: { number } }),
   createDemo: () => sandbox<{ repo: RepoRef; targetBranch: string }>('createDemoQueue', {}),

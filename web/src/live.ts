@@ -9,12 +9,11 @@ import { coalescedReads } from './coalesced-reads.js';
  * True once the stream has stopped for good (the browser gives up after a refusal: the session ended), so the page
  * can say that what it shows may be old.
  */
-export function useLiveQueue(queueId: string | null, onChange: () => void, minIntervalMs = 1_000, enabled = true): boolean {
+export function useLiveQueue(queueId: string | null, onChange: () => void, minIntervalMs = 1_000): boolean {
   const latest = useRef(onChange);
   latest.current = onChange;
   const [stopped, setStopped] = useState(false);
   useEffect(() => {
-    if (!enabled) return;
     const source = new EventSource('/ui/live');
     setStopped(false);
     // A dropped connection is retried by the browser (readyState CONNECTING); a refused one is not (CLOSED).
@@ -33,6 +32,6 @@ export function useLiveQueue(queueId: string | null, onChange: () => void, minIn
       document.removeEventListener('visibilitychange', reads.shown);
       reads.stop();
     };
-  }, [queueId, minIntervalMs, enabled]);
+  }, [queueId, minIntervalMs]);
   return stopped;
 }

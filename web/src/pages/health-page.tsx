@@ -30,8 +30,7 @@ export function HealthPage({ queue }: { queue: QueueRef }) {
   }, [latest, queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, chosen.hours, chosen.bucketMinutes]);
   useEffect(load, [load]);
   // Its buckets are minutes to days wide, and a read spans the whole window: once a minute is enough.
-  const queueId = useQueueId(queue);
-  const stopped = useLiveQueue(queueId, load, 60_000, queueId !== null);
+  const stopped = useLiveQueue(useQueueId(queue), load, 60_000);
   const x = health?.buckets.map((b) => Date.parse(b.start) / 1000) ?? [];
   const reasons = [...new Set(health?.buckets.flatMap((b) => Object.keys(b.ejected)) ?? [])];
   return (

@@ -16,7 +16,7 @@ export function Problems({ problems, compact = false, now = Date.now() }: { prob
           {p.nextTryAt && (
             <span class="next-try">
               {' '}
-              · tries again by itself {relative(p.nextTryAt, now)} ({when(p.nextTryAt)})
+              · tries again by itself {Date.parse(p.nextTryAt) <= now ? 'any moment now' : `${relative(p.nextTryAt, now)} (${when(p.nextTryAt)})`}
             </span>
           )}
           {!compact && <div>{p.message}</div>}

@@ -32,12 +32,15 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
         setRunError('');
       },
       // Not tested yet is a 404 here, not an error worth showing; another failure is (the run shown may be old).
-      (e) => (e instanceof ApiError && e.status === 404 ? setRun(null) : setRunError(e.message)),
+      (e) => {
+        if (!(e instanceof ApiError && e.status === 404)) return setRunError(e.message);
+        setRun(null);
+        setRunError('');
+      },
     );
   }, [latestPr, latestRun, queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch, number]);
   useEffect(load, [load]);
-  const queueId = useQueueId(queue);
-  const stopped = useLiveQueue(queueId, load, 1_000, queueId !== null);
+  const stopped = useLiveQueue(useQueueId(queue), load);
   const act = async (what: 'cancel' | 'restart') => {
     try {
       await (what === 'cancel' ? api.cancel(queue.repo, queue.targetBranch, number) : api.restart(queue.repo, queue.targetBranch, number));
@@ -84,7 +87,7 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
       <h2>Latest test run</h2>
       <ErrorAlert error={runError} />
       {run === undefined ? (
-        <p class="loading">Loading…</p>
+        !runError && <p class="loading">Loading…</p>
       ) : run === null ? (
         <p class="hint">Not tested yet.</p>
       ) : (

@@ -21,11 +21,21 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
     );
   }, [latest, queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
   useEffect(load, [load]);
-  // Listens once the queue's id is known (before, every queue's changes would read this one's board).
-  const stopped = useLiveQueue(board?.queue.id ?? null, load, 1_000, board !== null);
+  // Every queue's changes until this one's id is known (a first read that failed is retried by the next change).
+  const stopped = useLiveQueue(board?.queue.id ?? null, load);
   const setState = async (state: 'RUNNING' | 'PAUSED' | 'DRAINING') => {
     try {
       await api.setQueueState(queue.repo, queue.targetBranch, state);
+      load();
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  // An update naming nothing but the queue: the engine tries at once, and the state stays whatever it is now (the
+  // page's may be old: another operator may have paused it).
+  const tryLanding = async () => {
+    try {
+      await api.retryLanding(queue.repo, queue.targetBranch);
       load();
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
@@ -64,14 +74,17 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
       <ErrorAlert error={error} />
       <LiveStopped stopped={stopped} />
       <Problems problems={q.problems} now={now} />
-      {blocked && (
-        <p>
-          <button type="button" onClick={() => void setState(q.state === 'SWITCHING_MODES' ? 'RUNNING' : (q.state as 'RUNNING' | 'PAUSED' | 'DRAINING'))}>
-            Try landing now
-          </button>{' '}
-          <span class="hint">once the fix is made (any change of the queue tries at once)</span>
-        </p>
-      )}
+      {blocked &&
+        (q.state === 'PAUSED' ? (
+          <p class="hint">The queue is paused: Resume tries landing again.</p>
+        ) : (
+          <p>
+            <button type="button" onClick={() => void tryLanding()}>
+              Try landing now
+            </button>{' '}
+            <span class="hint">once the fix is made (any change of the queue tries at once)</span>
+          </p>
+        ))}
 
       <h2>{q.mode === 'parallel' ? 'Lanes in flight' : 'Runs in flight'}</h2>
       {runs.length === 0 ? (
@@ -177,9 +190,9 @@ function Runs({ runs, prHref, now }: { runs: BoardRun[]; prHref: (n: number) => 
                 failed:{' '}
                 {run.failedChecks.map((name, i) => {
                   // The failing check's own page, where the run reported one.
-                  const href = externalHref(run.checks.find((c) => c.name === name)?.url);
+                  const href = externalHref((run.checks.find((c) => c.name === name && c.conclusion === 'failure') ?? run.checks.find((c) => c.name === name))?.url);
                   return (
-                    <span key={name}>
+                    <span key={`${name}:${i}`}>
                       {i > 0 && ', '}
                       {href ? <a href={href}>{name}</a> : name}
                     </span>

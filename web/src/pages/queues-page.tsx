@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type QueueSummary, type Session } from '../api.js';
 import { useLiveQueue } from '../live.js';
 import { queueHref } from '../route.js';
-import { duration, ErrorAlert, LiveStopped, Problems, useLatest } from './parts.js';
+import { duration, ErrorAlert, LiveStopped, Problems, useLatest, useNow } from './parts.js';
 
 /** Every queue of the organization: state, depth, testing, merged in a day, p95 time in queue, problems. */
 export function QueuesPage({ session }: { session: Session }) {
@@ -10,6 +10,7 @@ export function QueuesPage({ session }: { session: Session }) {
   const [error, setError] = useState('');
   const [sandbox, setSandbox] = useState(false);
   const latest = useLatest();
+  const now = useNow();
   const load = useCallback(() => {
     latest(
       api.listQueues(),
@@ -78,7 +79,7 @@ export function QueuesPage({ session }: { session: Session }) {
                   <td>{q.merged24h}</td>
                   <td>{q.timeInQueueP95Minutes === null ? '–' : duration(q.timeInQueueP95Minutes)}</td>
                   <td>
-                    <Problems problems={q.problems} compact />
+                    <Problems problems={q.problems} compact now={now} />
                   </td>
                 </tr>
               ))}
