@@ -67,6 +67,11 @@ export interface QueueConfig {
 /** The default stall alert: past the default test timeout, so one long run alone never looks stalled. */
 export const DEFAULT_STALL_ALERT_MINUTES = 90;
 
+/** A stored config with what queues stored before a setting existed take for it (as the queue record reads them). */
+export function withStoredDefaults(config: QueueConfig): QueueConfig {
+  return { ...config, stallAlertMinutes: config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES, retryFailedTests: config.retryFailedTests ?? 0, tuning: config.tuning ?? 'fixed' };
+}
+
 /**
  * `base` with every setting given (undefined: unchanged); required statuses
  * without repeats. Giving a setting adaptive tuning would choose, without

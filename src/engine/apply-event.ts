@@ -111,6 +111,9 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
         for (const head of [...run.ahead, ...run.unit]) {
           const ended = ctx.entry(head.entryId)?.unlessLanded;
           if (ended) ctx.conclude(head.entryId, ended.state, ended.reason, ended.detail);
+          // Merged outside the queue meanwhile: the run tested it with the others, who are tested again without it (a
+          // MERGED conclusion keeps a run; found by review: a block was then counted on a run about to be dropped).
+          if (ended?.state === 'MERGED' && state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
         }
         if (event.reason === 'refused') ctx.conclude(event.entryId, 'FAILED', 'merge_refused', event.message, run);
         if (event.reason === 'blocked' && state.runs.includes(run)) {
@@ -185,7 +188,8 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       const run = state.runs.find((r) => r.id === event.runId && r.status === 'running');
       const probe = state.probes?.some((p) => p.id === event.runId) === true;
       if (!run && !probe) return;
-      blockLanding(ctx, event.message, { kind: 'build' });
+      const probeRun = state.probes?.find((p) => p.id === event.runId);
+      blockLanding(ctx, event.message, { kind: 'build', ...(run ?? probeRun ? { run: (run ?? probeRun) as EngineRun } : {}) });
       if (forgetProbe(ctx, event.runId)) return;
       if (run) ctx.dropRun(run, 'rebuilt');
       return;

@@ -36,9 +36,11 @@ export function slotsDuringBlock(state: EngineState, slots: number): number {
  * (another run refused alike) only updates the message. The passed run refused twice is built again once (its own
  * commit may be what is refused: a check protection requires now that it never ran), and `true` says so.
  */
-export function blockLanding(ctx: DecisionContext, message: string, refused: { kind: 'land'; run: EngineRun } | { kind: 'build' }): boolean {
+export function blockLanding(ctx: DecisionContext, message: string, refused: { kind: 'land'; run: EngineRun } | { kind: 'build'; run?: EngineRun }): boolean {
   const before = ctx.state.landingBlocked;
-  if (before && !before.retrying) {
+  // Held, or a refusal of a build asked before the try (carried out slowly): not the try's answer (found by review).
+  const leftOver = refused.kind === 'build' && refused.run !== undefined && before?.retrying !== undefined && refused.run.seq < before.retrying.fromRunSeq;
+  if (before && (!before.retrying || leftOver)) {
     ctx.state.landingBlocked = { ...before, message };
     return false;
   }
@@ -46,8 +48,12 @@ export function blockLanding(ctx: DecisionContext, message: string, refused: { k
   const waitMs = Math.min(LANDING_RETRY_MAX_MS, LANDING_RETRY_FIRST_MS * 2 ** tries);
   const again = refused.kind === 'land' && before?.refusedRunId === refused.run.id;
   const rebuild = again && !before?.rebuiltOnce;
-  const next: Block = { since: before?.since ?? ctx.now, message, kind: refused.kind, tries, retryAt: ctx.now + waitMs };
+  // A block of landing stays one until a landing goes through, whatever else a try meets (found by review: a build refused
+  // for a moment during a try made it a build block, which the next run reported lifted, and landing was refused again).
+  const kind = before?.kind === 'land' ? 'land' : refused.kind;
+  const next: Block = { since: before?.since ?? ctx.now, message, kind, tries, retryAt: ctx.now + waitMs };
   if (refused.kind === 'land') next.refusedRunId = refused.run.id;
+  else if (before?.refusedRunId !== undefined) next.refusedRunId = before.refusedRunId;
   if (rebuild || before?.rebuiltOnce) next.rebuiltOnce = true;
   ctx.state.landingBlocked = next;
   return rebuild;

@@ -17,6 +17,7 @@ import { ciHistoryOf, ciSamples, type CiHistory } from '../forecast/ci-history.j
 import { CiHistoryKeeper } from './ci-history-keeper.js';
 import { forecastMerges, type MergeForecast } from '../forecast/merge-forecast.js';
 import { initialEngineState } from '../engine/initial-state.js';
+import { withStoredDefaults } from '../domain/queue-config.js';
 import { entryIndex } from '../engine/entry-index.js';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { runsAndProbes } from '../engine/probes.js';
@@ -1074,7 +1075,9 @@ function initialState(queue: QueueRecord): EngineState {
 function engineHasSettings(state: EngineState, queue: QueueRecord): boolean {
   // A stored state too broken to read is the round's to find (undecidable): nothing is told to it here.
   if (typeof state?.config !== 'object' || state.config === null) return true;
-  const held = { ...state.config, mode: state.switchingToMode ?? state.config.mode };
+  // Settings saved in the engine before some existed read as the record reads them (else every such queue would be told
+  // once after an upgrade, which lifts its landing block; found by review).
+  const held = withStoredDefaults({ ...state.config, mode: state.switchingToMode ?? state.config.mode });
   return state.requestedState === queue.requestedState && canonicalJson(held) === canonicalJson(queue.config);
 }
 

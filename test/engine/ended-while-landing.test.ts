@@ -95,3 +95,16 @@ test('read as merged while a landing that then fails is carried out: merged outs
   expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['MERGED', 'merged_outside_queue']]);
   expect(q.state.entries).toEqual([]);
 });
+
+// Found by review: the run stayed with its PR gone, and a block was counted on it.
+test('merged outside the queue while a landing that is then blocked is carried out: the run is dropped, no block on it', () => {
+  const q = queueDriver({ tuning: 'fixed', concurrency: 2 });
+  q.submit(1);
+  q.submit(2);
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.send({ type: 'pr_facts_changed', prNumber: 1, facts: { ...facts('h1'), open: false }, merged: true });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'refused' });
+  expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['MERGED', 'merged_outside_queue']]);
+  expect(q.state.runs.map((r) => r.id)).not.toContain('r1');
+  expect(q.state.landingBlocked ?? null).toBeNull();
+});

@@ -143,6 +143,42 @@ test('a try of a block on building runs: a run built during the try that reports
   expect(q.states()).toEqual({ 2: 'TESTING' });
 });
 
+// Found by review: a build refused for a moment during a try turned the landing block into a build block, which the
+// next run reported lifted; landing was refused again and the block began anew.
+test('a landing block stays one through a build refused during a try: only a landing lifts it', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  q.send({ type: 'run_finished', runId: 'r1', passed: true });
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'refused' });
+  // The try lands r1 again: refused, so r1 is built again once; the next try builds it, and that build is refused.
+  q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS);
+  q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'refused' }, LANDING_RETRY_FIRST_MS);
+  let at = q.state.landingBlocked!.retryAt!;
+  q.send({ type: 'tick' }, at);
+  const built = q.state.runs.find((r) => r.status === 'running' && r.seq >= q.state.landingBlocked!.retrying!.fromRunSeq)!;
+  q.send({ type: 'landing_impossible', runId: built.id, message: 'Reference update failed' }, at);
+  expect(q.state.landingBlocked).toMatchObject({ kind: 'land', since: 0, tries: 2 });
+  // The next try's run is built and reports: the landing has not gone through, so the block stays.
+  at = q.state.landingBlocked!.retryAt!;
+  q.send({ type: 'tick' }, at);
+  const next = q.state.runs.find((r) => r.status === 'running' && r.seq >= q.state.landingBlocked!.retrying!.fromRunSeq)!;
+  q.send({ type: 'run_finished', runId: next.id, passed: true }, at + 1_000);
+  expect(q.state.landingBlocked).toMatchObject({ kind: 'land', since: 0 });
+  q.send({ type: 'merge_finished', runId: q.merges().at(-1)!.runId, ok: true, newBaseSha: 'landed' }, at + 2_000);
+  expect(q.state.landingBlocked).toBeNull();
+});
+
+test('a build refused for a run asked before the try is not the try\'s answer', () => {
+  const q = queue({ concurrency: 2 });
+  [1, 2].forEach((n) => q.submit(n));
+  q.send({ type: 'landing_impossible', runId: 'r1', message: 'the App may not push mq/*' });
+  // r2's start, asked before the block, is still being carried out (host back-off) when the try comes.
+  q.send({ type: 'tick' }, LANDING_RETRY_FIRST_MS);
+  expect(q.state.landingBlocked?.retrying).toBeDefined();
+  q.send({ type: 'landing_impossible', runId: 'r2', message: 'the App may not push mq/* (late)' }, LANDING_RETRY_FIRST_MS + 1_000);
+  expect(q.state.landingBlocked).toMatchObject({ tries: 0, retrying: expect.any(Object), message: 'the App may not push mq/* (late)' });
+});
+
 test('a late refusal to build does not block again a queue an operator just changed', () => {
   const q = queue({ concurrency: 2 });
   [1, 2].forEach((n) => q.submit(n));

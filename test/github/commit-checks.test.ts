@@ -238,6 +238,31 @@ describe('required checks bound to one App', () => {
       }
     });
 
+    // Found by review: one App reporting a check run and the other a status never passed, and every PR timed out.
+    test('one App reports a check run, the other a commit status: both succeeded passes; the status failing fails; no status waits', async () => {
+      const status = (state: string) => ({ ...commitStatusJson({ id: 2, context: 'ci', state }), creator: { login: 'app-b[bot]', id: 102, type: 'Bot' } });
+      const cases: Array<[string | null, string]> = [
+        ['success', 'passed'],
+        ['failure', 'failed'],
+        [null, 'waiting'],
+      ];
+      for (const [state, verdict] of cases) {
+        const { host } = testHost({ runs: [testRunRecord(both)] });
+        const scope = githubChecks([run(5, APP, 'completed', 'success')], state ? [commitStatusJson({ context: 'ci', state })] : []);
+        if (state) {
+          scope
+            .get(`${REPO_PATH}/commits/${SHA}/statuses`)
+            .query({ per_page: 100, page: 1 })
+            .reply(200, [status(state)])
+            .get('/apps/app-b')
+            .optionally()
+            .reply(200, { id: OTHER, slug: 'app-b' });
+        }
+        expect([state, await host.onCommitChecksChanged(REPO, SHA)]).toEqual([state, verdict]);
+        nock.cleanAll();
+      }
+    });
+
     test("commit statuses: each App's latest status counts; a success from one App and a failure from the other fails", async () => {
       const { host, finished } = testHost({ runs: [testRunRecord(both)] });
       const status = (id: number, state: string, login: string) => ({ ...commitStatusJson({ id, context: 'ci', state }), creator: { login, id: 100 + id, type: 'Bot' } });
@@ -247,7 +272,9 @@ describe('required checks bound to one App', () => {
         .reply(200, [status(3, 'success', 'app-a[bot]'), status(2, 'failure', 'app-b[bot]')])
         .get('/apps/app-a')
         .reply(200, { id: APP, slug: 'app-a' })
+        // Known already when the test above asked (an App's id never changes: kept for the process).
         .get('/apps/app-b')
+        .optionally()
         .reply(200, { id: OTHER, slug: 'app-b' });
       expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('failed');
       expect(finished).toEqual([expect.objectContaining({ passed: false, failedChecks: ['ci'] })]);

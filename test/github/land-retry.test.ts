@@ -437,6 +437,18 @@ describe('a lane of a parallel queue landing after another lane moved the branch
     expect(repo.pullRequest(web).state).toBe('open');
   });
 
+  // Found by review: the refusal escaped as one of the target branch ("the host refused to land the tested commit").
+  test('a rule on the staging branch refusing to put the PRs together on the moved branch: blocked, naming the queue\'s branches; nothing landed', async () => {
+    const { web, api, base, apiRun, webRun } = await twoLanes('squash');
+    await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());
+    repo.protectBranch('mq-staging/main', { requiredApprovals: 0, allowForcePushes: true });
+
+    const outcome = await landTestedCommit(client, webRun.request(apiRun.tested), webRun.tested, recordingLog());
+    expect(outcome).toEqual({ ok: false, reason: 'blocked', message: expect.stringMatching(/put the run's PRs together on main[\s\S]*mq-staging\/main[\s\S]*Let the App create and force-push/) });
+    expect(fake.pullRequestsIn(repo.branch('main')!)).toEqual([api]);
+    expect(repo.pullRequest(web).state).toBe('open');
+  });
+
   test('the branch is not where the queue expects it: base_moved, nothing built on it', async () => {
     const { api, base, apiRun, webRun } = await twoLanes('squash');
     await landTestedCommit(client, apiRun.request(base), apiRun.tested, recordingLog());

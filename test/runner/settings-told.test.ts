@@ -10,10 +10,14 @@ import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDataba
 
 const db = useRunnerDatabase('settings_told');
 
+let merges = 0;
 const host = quietHost({
   readPullRequest: async (_repo, prNumber) => prFacts(prNumber),
   startTestRun: async (request) => ({ ok: true, testBranch: `mq/${request.runId}`, testBranchSha: `sha-${request.runId}` }),
-  merge: async () => ({ ok: false, reason: 'blocked', message: 'Protected branch update failed' }),
+  merge: async () => {
+    merges++;
+    return { ok: false, reason: 'blocked', message: 'Protected branch update failed' };
+  },
 });
 const runner = () => new QueueRunner({ stores: db.stores, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner: 'A', pollMs: 60_000 });
 
@@ -47,9 +51,12 @@ test('a pause written to the record but never told to the engine: the next write
 
 test('settings that agree: the next writer tells the engine nothing (its landing block stays)', async () => {
   const queue = await blockedQueue('agree');
+  const before = merges;
   const next = runner();
   await next.dispatch(queue.id, { type: 'tick' });
   await next.settled(queue.id);
-  expect((await next.engineState(queue.id))?.landingBlocked).toMatchObject({ message: 'Protected branch update failed' });
+  // Not lifted and landed again (a config change would have: the host asked once more, the block begun anew).
+  expect(merges).toBe(before);
+  expect((await next.engineState(queue.id))?.landingBlocked).toMatchObject({ message: 'Protected branch update failed', tries: 0 });
   await next.stop();
 });

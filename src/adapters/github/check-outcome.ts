@@ -35,7 +35,7 @@ export function checkRunOutcome(run: CheckRunFact): Outcome {
   return run.conclusion === 'success' || run.conclusion === 'neutral' || run.conclusion === 'skipped' ? 'success' : 'failure';
 }
 
-function statusOutcome(status: CommitStatusFact): Outcome {
+export function statusOutcome(status: CommitStatusFact): Outcome {
   if (status.state === 'success') return 'success';
   return status.state === 'failure' || status.state === 'error' ? 'failure' : 'pending';
 }

@@ -2,7 +2,7 @@ import type { RepoRef } from '../../domain/repo.js';
 import type { RequiredCheckApp } from '../../domain/records.js';
 import { failedWith, getData, readAllPages, repoParams, type GitHubClient } from './github-client.js';
 import type { CheckRunListData, CombinedStatusData, CommitStatusData, CommitStatusListData } from './github-types.js';
-import { checkRunOutcome, type CheckRunFact, type CommitStatusFact } from './check-outcome.js';
+import { checkRunOutcome, statusOutcome, type CheckRunFact, type CommitStatusFact } from './check-outcome.js';
 
 /**
  * Every check run and commit status on a commit, all pages of both. With
@@ -26,14 +26,28 @@ export async function readCommitChecks(
     const bound = appsOf(run.name);
     return bound.length === 0 || (run.app?.id !== undefined && bound.includes(run.app.id));
   });
-  const runs = fromEachApp(listed, appsOf);
+  // A name bound to several Apps (protection binds it to one, a ruleset to another) is decided below, from each App.
+  const shared = new Set(apps.map((app) => app.name).filter((name) => appsOf(name).length > 1));
+  let runs = listed.filter((run) => !shared.has(run.name));
   const named = new Set(runs.map((run) => run.name));
   let statuses: Status[] =
     required && required.every((name) => named.has(name))
       ? []
       : // The combined status already keeps only the latest status per context.
         await readAllPages(client, 'GET /repos/{owner}/{repo}/commits/{ref}/status', { ...repoParams(repo), ref: sha }, (data) => (data as CombinedStatusData).statuses);
-  if (statuses.some((status) => appsOf(status.context).length > 0)) statuses = await fromTheirApps(client, repo, sha, statuses, appsOf);
+  const byApp = statuses.some((status) => appsOf(status.context).length > 0) ? await statusesByApp(client, repo, sha, statuses, appsOf) : new Map<string, Status>();
+  // A name bound to one App: that App's latest status of it, or none.
+  statuses = statuses.flatMap((status) => {
+    const bound = appsOf(status.context);
+    if (bound.length === 0) return [status];
+    if (bound.length > 1) return [];
+    return byApp.get(appKey(status.context, bound[0] as number)) ?? [];
+  });
+  for (const name of shared) {
+    const decided = fromEachApp(name, appsOf(name), listed, byApp);
+    if (decided?.run) runs = [...runs, decided.run];
+    if (decided?.status) statuses = [...statuses, decided.status];
+  }
   return {
     checkRuns: runs.map((run) => {
       // GitHub's page of the check: it shows annotations and links on to the CI's own page.
@@ -48,33 +62,37 @@ type Status = Pick<CommitStatusData, 'context' | 'state' | 'target_url'>;
 type ListedRun = CheckRunListData['check_runs'][number];
 
 /**
- * A name bound to several Apps (protection binds it to one, a ruleset to another): GitHub wants it from each (found by
- * review: either App's result passed the run). Such a name keeps one run that says the whole: a failure of any App's
- * latest run, else, once every App's latest run succeeded, the latest of them, else none (the run waits).
+ * A name bound to several Apps: GitHub wants it from each (found by review: either App's result passed the run). Each
+ * App's result is its latest check run of the name, else its status of it (one App may report a check run, another a
+ * status). One result says the whole: a failure of any App, else, once every App succeeded, one of theirs, else a
+ * pending one or none (the run waits).
  */
-function fromEachApp(runs: ListedRun[], appsOf: (name: string) => number[]): ListedRun[] {
-  const shared = new Set(runs.map((run) => run.name).filter((name) => appsOf(name).length > 1));
-  if (shared.size === 0) return runs;
-  const kept = runs.filter((run) => !shared.has(run.name));
-  for (const name of shared) {
-    const latest = appsOf(name).map((appId) => runs.filter((run) => run.name === name && run.app?.id === appId).sort((a, b) => b.id - a.id)[0]);
-    const outcomes = latest.map((run) => (run ? checkRunOutcome({ id: run.id, name, status: run.status, conclusion: run.conclusion }) : 'pending'));
-    const failed = latest.find((run, i) => run && outcomes[i] === 'failure');
-    if (failed) kept.push(failed);
-    else if (outcomes.every((outcome) => outcome === 'success')) kept.push(latest.sort((a, b) => (b?.id ?? 0) - (a?.id ?? 0))[0] as ListedRun);
-  }
-  return kept;
+function fromEachApp(name: string, appIds: number[], runs: ListedRun[], byApp: Map<string, Status>): { run?: ListedRun; status?: Status } | null {
+  const results = appIds.map((appId) => {
+    const run = runs.filter((r) => r.name === name && r.app?.id === appId).sort((a, b) => b.id - a.id)[0];
+    if (run) return { run, outcome: checkRunOutcome({ id: run.id, name, status: run.status, conclusion: run.conclusion }) };
+    const status = byApp.get(appKey(name, appId));
+    if (status) return { status, outcome: statusOutcome({ context: name, state: status.state }) };
+    return null;
+  });
+  const failed = results.find((result) => result?.outcome === 'failure');
+  if (failed) return failed;
+  if (results.every((result) => result?.outcome === 'success')) return results[0] ?? null;
+  const pending = results.find((result) => result?.outcome === 'pending');
+  if (!pending) return null;
+  // A success among pending ones must not pass the name: shown as pending.
+  return pending.run ? { run: pending.run } : { status: { ...(pending.status as Status), state: 'pending' } };
 }
 
+const appKey = (context: string, appId: number) => `${appId}:${context}`;
+
 /**
- * The combined statuses with each one of a name bound to an App replaced by the latest status of that name its App
- * created (or left out when it made none). The combined status does not say who created a status; the commit's list
- * does, newest first: read page by page until each bound name has its App's status, or the list ends. A name bound to
- * several Apps needs each one's: a failure of any decides, success needs all, else it is left pending.
+ * The latest status of each bound name by each of its Apps (keyed by appKey). The combined status does not say who
+ * created a status; the commit's list does, newest first: read page by page until each bound name has each App's
+ * status, or the list ends.
  */
-async function fromTheirApps(client: GitHubClient, repo: RepoRef, sha: string, combined: Status[], appsOf: (name: string) => number[]): Promise<Status[]> {
+async function statusesByApp(client: GitHubClient, repo: RepoRef, sha: string, combined: Status[], appsOf: (name: string) => number[]): Promise<Map<string, Status>> {
   const found = new Map<string, Status>();
-  const key = (context: string, appId: number) => `${appId}:${context}`;
   const sought = new Set(combined.map((status) => status.context).filter((name) => appsOf(name).length > 0));
   const wanted = [...sought].reduce((sum, name) => sum + appsOf(name).length, 0);
   for (let page = 1; wanted > found.size; page++) {
@@ -82,19 +100,11 @@ async function fromTheirApps(client: GitHubClient, repo: RepoRef, sha: string, c
     for (const candidate of listed) {
       if (!sought.has(candidate.context)) continue;
       const appId = await appOfBot(client, candidate.creator);
-      if (appId !== null && appsOf(candidate.context).includes(appId) && !found.has(key(candidate.context, appId))) found.set(key(candidate.context, appId), candidate);
+      if (appId !== null && appsOf(candidate.context).includes(appId) && !found.has(appKey(candidate.context, appId))) found.set(appKey(candidate.context, appId), candidate);
     }
     if (listed.length < 100) break;
   }
-  return combined.flatMap((status) => {
-    if (!sought.has(status.context)) return [status];
-    const each = appsOf(status.context).map((appId) => found.get(key(status.context, appId)));
-    const failed = each.find((s) => s && (s.state === 'failure' || s.state === 'error'));
-    if (failed) return [failed];
-    if (each.every((s) => s?.state === 'success')) return [each[0] as Status];
-    const some = each.find((s) => s !== undefined);
-    return some ? [{ ...some, state: 'pending' }] : [];
-  });
+  return found;
 }
 
 /** App ids by slug: an App's id never changes. */

@@ -174,15 +174,23 @@ async function landOnMovedBase(client: GitHubClient, request: MergeRequest, test
   if ((await readBranch(client, repo, targetBranch)) !== request.expectedBaseSha) return { ok: false, reason: 'base_moved' };
   // A tested commit on top of that head would have been a fast-forward: the refusal raced a move, and it is tested again.
   if (await contains(client, repo, testedSha, request.expectedBaseSha)) return { ok: false, reason: 'base_moved' };
-  const built = await buildTestBranch(client, repo, landingBranchName(request), {
-    queueId: '',
-    repo,
-    targetBranch,
-    runId,
-    baseSha: request.expectedBaseSha,
-    heads: request.heads,
-    mergeMethod: request.mergeMethod,
-  });
+  let built: Awaited<ReturnType<typeof buildTestBranch>>;
+  try {
+    built = await buildTestBranch(client, repo, landingBranchName(request), {
+      queueId: '',
+      repo,
+      targetBranch,
+      runId,
+      baseSha: request.expectedBaseSha,
+      heads: request.heads,
+      mergeMethod: request.mergeMethod,
+    });
+  } catch (error) {
+    if (isTransientHostError(error)) throw error;
+    // GitHub refused to build on the queue's own branches (a rule on mq-staging/*): said as that, not as a refusal of the
+    // target branch (found by review: the operator was sent to the target branch's protection).
+    return { ok: false, reason: 'blocked', message: `GitHub refused to put the run's PRs together on ${targetBranch} as it is now (built under mq-staging/${targetBranch}): ${messageOf(error)}. Let the App create and force-push the queue's branches (mq/${targetBranch}/*, mq-staging/${targetBranch}, mq-landing/${targetBranch}/*; rulesets and protection on them must allow it).` };
+  }
   if (!built.ok) return { ok: false, reason: 'base_moved' };
   const refused = await fastForward(client, repo, targetBranch, built.sha, log, retryMs);
   if (refused && refused !== 'not_fast_forward') {

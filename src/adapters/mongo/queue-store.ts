@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { KeyedMutex } from '../../concurrency/keyed-mutex.js';
 import { SharedReads } from '../../concurrency/shared-reads.js';
 import type { Connection, Types } from 'mongoose';
-import { DEFAULT_STALL_ALERT_MINUTES, type QueueConfig } from '../../domain/queue-config.js';
+import { withStoredDefaults, type QueueConfig } from '../../domain/queue-config.js';
 import type { RequestedQueueState } from '../../domain/queue-state.js';
 import type { HostOutage, QueueFileSource, QueueRecord } from '../../domain/records.js';
 import { orgKey, repoKey, type RepoRef } from '../../domain/repo.js';
@@ -40,8 +40,8 @@ function toRecord(doc: Doc): QueueRecord {
     id: doc._id.toHexString(),
     repo: { host: doc.repo.host, owner: doc.repo.owner, name: doc.repo.name },
     targetBranch: doc.targetBranch,
-    // Queues stored before the stall alert existed have the default.
-    config: { ...config, stallAlertMinutes: config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES, retryFailedTests: config.retryFailedTests ?? 0, tuning: config.tuning ?? 'fixed', ...(requiredStatuses ? { requiredStatuses } : {}) },
+    // Queues stored before the stall alert (and the others) existed have the defaults.
+    config: { ...withStoredDefaults(config), ...(requiredStatuses ? { requiredStatuses } : {}) },
     requestedState: doc.requestedState,
     modeSwitchStartedAt: doc.modeSwitchStartedAt ?? null,
     hostOutage: doc.hostOutage?.since ? { since: doc.hostOutage.since, message: doc.hostOutage.message } : null,
