@@ -112,15 +112,16 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
           const ended = ctx.entry(head.entryId)?.unlessLanded;
           if (ended) ctx.conclude(head.entryId, ended.state, ended.reason, ended.detail);
           // Merged outside the queue meanwhile: the run tested it with the others, who are tested again without it (a
-          // MERGED conclusion keeps a run; found by review: a block was then counted on a run about to be dropped).
+          // MERGED conclusion keeps a run; found by review).
           if (ended?.state === 'MERGED' && state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
         }
         if (event.reason === 'refused') ctx.conclude(event.entryId, 'FAILED', 'merge_refused', event.message, run);
-        if (event.reason === 'blocked' && state.runs.includes(run)) {
+        if (event.reason === 'blocked') {
           // The passed run stays valid: it lands, untested again, once the block is lifted or tried again (refused at two
-          // tries, it is built again once).
-          if (blockLanding(ctx, event.message, { kind: 'land', run })) ctx.dropRun(run, 'rebuilt');
-        } else if (event.reason !== 'blocked') {
+          // tries, it is built again once). Its PRs ended meanwhile, it is gone, and the refusal still says the host would
+          // refuse the next landing (found by review: the next run was tested in full, only to be refused then).
+          if (blockLanding(ctx, event.message, { kind: 'land', run }) && state.runs.includes(run)) ctx.dropRun(run, 'rebuilt');
+        } else {
           if (event.reason === 'base_moved') {
             if (event.onlyTested) state.landsOnlyTested = true;
             // The host found the branch elsewhere than the engine expects (it checks before landing): the head read next

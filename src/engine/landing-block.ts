@@ -41,7 +41,8 @@ export function blockLanding(ctx: DecisionContext, message: string, refused: { k
   // Held, or a refusal of a build asked before the try (carried out slowly): not the try's answer (found by review).
   const leftOver = refused.kind === 'build' && refused.run !== undefined && before?.retrying !== undefined && refused.run.seq < before.retrying.fromRunSeq;
   if (before && (!before.retrying || leftOver)) {
-    ctx.state.landingBlocked = { ...before, message };
+    // A left-over refusal keeps what the block says (a landing's refusal is not to read as a build's; found by review).
+    if (!leftOver) ctx.state.landingBlocked = { ...before, message };
     return false;
   }
   const tries = before ? (before.tries ?? 0) + 1 : 0;

@@ -96,8 +96,8 @@ test('read as merged while a landing that then fails is carried out: merged outs
   expect(q.state.entries).toEqual([]);
 });
 
-// Found by review: the run stayed with its PR gone, and a block was counted on it.
-test('merged outside the queue while a landing that is then blocked is carried out: the run is dropped, no block on it', () => {
+// Found by review: the run stayed with its PR gone; and the refusal still blocks (the next landing would be refused too).
+test('merged outside the queue while a landing that is then blocked is carried out: the run is dropped, the block kept', () => {
   const q = queueDriver({ tuning: 'fixed', concurrency: 2 });
   q.submit(1);
   q.submit(2);
@@ -106,5 +106,7 @@ test('merged outside the queue while a landing that is then blocked is carried o
   q.send({ type: 'merge_finished', runId: 'r1', ok: false, reason: 'blocked', message: 'refused' });
   expect(statusesOf(q.log, 1).map((s) => [s.state, s.reason])).toEqual([['MERGED', 'merged_outside_queue']]);
   expect(q.state.runs.map((r) => r.id)).not.toContain('r1');
-  expect(q.state.landingBlocked ?? null).toBeNull();
+  expect(q.state.landingBlocked).toMatchObject({ kind: 'land', message: 'refused', tries: 0 });
+  // #2 (tested on top of #1) is not built again until the block's try.
+  expect(q.state.runs.filter((r) => r.status === 'running')).toEqual([]);
 });

@@ -238,6 +238,16 @@ describe('required checks bound to one App', () => {
       }
     });
 
+    test('each App reporting a check run of the name: no commit status is read (a request saved per look)', async () => {
+      const { host } = testHost({ runs: [testRunRecord(both)] });
+      const scope = nock(API)
+        .get(`${REPO_PATH}/commits/${SHA}/check-runs`)
+        .query(true)
+        .reply(200, checkRuns(run(5, APP, 'completed', 'success'), run(6, OTHER, 'completed', 'success')));
+      expect(await host.onCommitChecksChanged(REPO, SHA)).toBe('passed');
+      expect(scope.isDone()).toBe(true);
+    });
+
     // Found by review: one App reporting a check run and the other a status never passed, and every PR timed out.
     test('one App reports a check run, the other a commit status: both succeeded passes; the status failing fails; no status waits', async () => {
       const status = (state: string) => ({ ...commitStatusJson({ id: 2, context: 'ci', state }), creator: { login: 'app-b[bot]', id: 102, type: 'Bot' } });

@@ -5,10 +5,9 @@
  * its comments) instead of doing it twice. Found by review: only a retry within one writer said so.
  */
 import { gitHostRegistry, type GitHost, type MergeRequest } from '../../src/ports/git-host.js';
-import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
 import { waitFor } from '../support/wait-for.js';
-import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { landingHost, oneRunTesting, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const TTL = 30_000;
 const db = useRunnerDatabase('inherited_merge');
@@ -17,32 +16,11 @@ function runner(owner: string, host: GitHost, clock: { now: number }) {
   return new QueueRunner({ stores: db.stores, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner, now: () => clock.now, leaseTtlMs: TTL, pollMs: 60_000, retryDelayMs: () => 1 });
 }
 
-/** A host double that builds every run and records the landings it is asked for, answering as `land` says. */
-function landingHost(land: (request: MergeRequest) => Promise<void>) {
-  const merges: MergeRequest[] = [];
-  const host = quietHost({
-    readPullRequest: async (_repo, prNumber) => prFacts(prNumber),
-    startTestRun: async (request) => ({ ok: true, testBranch: `mq/${request.runId}`, testBranchSha: `sha-${request.runId}` }),
-    merge: async (request) => {
-      merges.push(request);
-      await land(request);
-      return { ok: true, newBaseSha: 'landed' };
-    },
-  });
-  return { host, merges };
-}
-
-/** A queue of one run at a time whose one PR the writer has started testing; the PR's entry and that run. */
-async function oneRunTesting(writer: QueueRunner, name: string) {
-  const config = { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 };
-  const queue = await insertQueue(db.stores, name, { config });
-  await writer.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
-  const { entryId, submitted } = await claimEntry(db.stores, queue.id, 1);
-  await writer.dispatch(queue.id, submitted);
-  await writer.settled(queue.id);
-  const runId = (await writer.engineState(queue.id))?.runs[0]?.id as string;
-  return { queueId: queue.id, entryId, runId };
-}
+/** A host double that lands every run, after `land` (which may throw, the answer lost). */
+const landingAfter = (land: (request: MergeRequest) => Promise<void>) => landingHost(async (request) => {
+  await land(request);
+  return { ok: true, newBaseSha: 'landed' };
+});
 
 const merged = (entryId: string) => waitFor(async () => (await db.stores.entries.findById(entryId))?.state, (state) => state === 'MERGED');
 
@@ -50,15 +28,15 @@ test('a landing whose writer lost its lease with the answer lost: the next write
   const clock = { now: 1_000_000 };
   // A lands, then dies before the answer is back (a 502 after the write), its lease running out.
   let stopping: Promise<void> | null = null;
-  const a = landingHost(async () => {
+  const a = landingAfter(async () => {
     clock.now += TTL + 5_000;
     stopping = writerA.stop();
     throw Object.assign(new Error('Bad Gateway'), { status: 502 });
   });
-  const b = landingHost(async () => undefined);
+  const b = landingAfter(async () => undefined);
   const writerA = runner('A', a.host, clock);
   const writerB = runner('B', b.host, clock);
-  const { queueId, entryId, runId } = await oneRunTesting(writerA, 'inherited');
+  const { queueId, entryId, runId } = await oneRunTesting(db.stores, writerA, 'inherited');
 
   await writerA.dispatch(queueId, { type: 'run_finished', runId, passed: true });
   await waitFor(async () => a.merges.length, (count) => count > 0);
@@ -77,13 +55,13 @@ test('a writer that took its lease back after it ran out mid-landing asks that l
   const clock = { now: 1_000_000 };
   // The first landing outlives the lease (no other replica takes it) and its answer is lost; the next one goes through.
   let lapses = 1;
-  const a = landingHost(async () => {
+  const a = landingAfter(async () => {
     if (lapses-- <= 0) return;
     clock.now += TTL + 5_000;
     throw Object.assign(new Error('Bad Gateway'), { status: 502 });
   });
   const writer = runner('A', a.host, clock);
-  const { queueId, entryId, runId } = await oneRunTesting(writer, 'taken-back');
+  const { queueId, entryId, runId } = await oneRunTesting(db.stores, writer, 'taken-back');
 
   await writer.dispatch(queueId, { type: 'run_finished', runId, passed: true });
   await merged(entryId);

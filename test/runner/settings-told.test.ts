@@ -4,31 +4,18 @@
  * and says nothing when they agree (a config change lifts a blocked landing, so a spurious one is not harmless).
  */
 import { gitHostRegistry } from '../../src/ports/git-host.js';
-import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
 import { QueueRunner } from '../../src/runner/queue-runner.js';
-import { claimEntry, insertQueue, prFacts, quietHost, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
+import { landingHost, oneRunTesting, silentLog, useRunnerDatabase } from './support/runner-fixture.js';
 
 const db = useRunnerDatabase('settings_told');
 
-let merges = 0;
-const host = quietHost({
-  readPullRequest: async (_repo, prNumber) => prFacts(prNumber),
-  startTestRun: async (request) => ({ ok: true, testBranch: `mq/${request.runId}`, testBranchSha: `sha-${request.runId}` }),
-  merge: async () => {
-    merges++;
-    return { ok: false, reason: 'blocked', message: 'Protected branch update failed' };
-  },
-});
+const { host, merges } = landingHost(async () => ({ ok: false, reason: 'blocked', message: 'Protected branch update failed' }));
 const runner = () => new QueueRunner({ stores: db.stores, hosts: gitHostRegistry({ 'fake.example': host }), log: silentLog, owner: 'A', pollMs: 60_000 });
 
 async function blockedQueue(name: string) {
   const writer = runner();
-  const queue = await insertQueue(db.stores, name, { config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 } });
-  await writer.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
-  const { submitted } = await claimEntry(db.stores, queue.id, 1);
-  await writer.dispatch(queue.id, submitted);
-  await writer.settled(queue.id);
-  const runId = (await writer.engineState(queue.id))?.runs[0]?.id as string;
+  const { queueId, runId } = await oneRunTesting(db.stores, writer, name);
+  const queue = (await db.stores.queues.findById(queueId))!;
   await writer.dispatch(queue.id, { type: 'run_finished', runId, passed: true });
   await writer.settled(queue.id);
   expect((await writer.engineState(queue.id))?.landingBlocked).toBeTruthy();
@@ -51,12 +38,12 @@ test('a pause written to the record but never told to the engine: the next write
 
 test('settings that agree: the next writer tells the engine nothing (its landing block stays)', async () => {
   const queue = await blockedQueue('agree');
-  const before = merges;
+  const before = merges.length;
   const next = runner();
   await next.dispatch(queue.id, { type: 'tick' });
   await next.settled(queue.id);
   // Not lifted and landed again (a config change would have: the host asked once more, the block begun anew).
-  expect(merges).toBe(before);
+  expect(merges).toHaveLength(before);
   expect((await next.engineState(queue.id))?.landingBlocked).toMatchObject({ message: 'Protected branch update failed', tries: 0 });
   await next.stop();
 });

@@ -12,6 +12,9 @@ import { coalescedReads } from './coalesced-reads.js';
 export function useLiveQueue(queueId: string | null, onChange: () => void, minIntervalMs = 1_000): boolean {
   const latest = useRef(onChange);
   latest.current = onChange;
+  // The queue listened for is read at each change, so learning its id does not open a second stream (found by review).
+  const watched = useRef(queueId);
+  watched.current = queueId;
   const [stopped, setStopped] = useState(false);
   useEffect(() => {
     const source = new EventSource('/ui/live');
@@ -21,7 +24,7 @@ export function useLiveQueue(queueId: string | null, onChange: () => void, minIn
     const reads = coalescedReads(() => latest.current(), minIntervalMs, () => document.hidden);
     const changed = (event: MessageEvent<string>) => {
       const { queueId: changedId } = JSON.parse(event.data) as { queueId: string };
-      if (queueId === null || changedId === queueId) reads.changed();
+      if (watched.current === null || changedId === watched.current) reads.changed();
     };
     source.addEventListener('queue', changed);
     // After a reconnect, changes may have been missed: read again.
@@ -32,6 +35,6 @@ export function useLiveQueue(queueId: string | null, onChange: () => void, minIn
       document.removeEventListener('visibilitychange', reads.shown);
       reads.stop();
     };
-  }, [queueId, minIntervalMs]);
+  }, [minIntervalMs]);
   return stopped;
 }

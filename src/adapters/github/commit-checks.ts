@@ -29,13 +29,17 @@ export async function readCommitChecks(
   // A name bound to several Apps (protection binds it to one, a ruleset to another) is decided below, from each App.
   const shared = new Set(apps.map((app) => app.name).filter((name) => appsOf(name).length > 1));
   let runs = listed.filter((run) => !shared.has(run.name));
-  const named = new Set(runs.map((run) => run.name));
+  // A shared name counts as named once each of its Apps has a check run of it (no status then needed; found by review).
+  const hasRunFrom = (name: string, appId: number) => listed.some((run) => run.name === name && run.app?.id === appId);
+  const named = new Set([...runs.map((run) => run.name), ...[...shared].filter((name) => appsOf(name).every((appId) => hasRunFrom(name, appId)))]);
   let statuses: Status[] =
     required && required.every((name) => named.has(name))
       ? []
       : // The combined status already keeps only the latest status per context.
         await readAllPages(client, 'GET /repos/{owner}/{repo}/commits/{ref}/status', { ...repoParams(repo), ref: sha }, (data) => (data as CombinedStatusData).statuses);
-  const byApp = statuses.some((status) => appsOf(status.context).length > 0) ? await statusesByApp(client, repo, sha, statuses, appsOf) : new Map<string, Status>();
+  // The Apps whose status of a name is looked for: of a shared name, only those without a check run of it.
+  const statusApps = (name: string) => (shared.has(name) ? appsOf(name).filter((appId) => !hasRunFrom(name, appId)) : appsOf(name));
+  const byApp = statuses.some((status) => statusApps(status.context).length > 0) ? await statusesByApp(client, repo, sha, statuses, statusApps) : new Map<string, Status>();
   // A name bound to one App: that App's latest status of it, or none.
   statuses = statuses.flatMap((status) => {
     const bound = appsOf(status.context);

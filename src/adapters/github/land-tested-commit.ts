@@ -186,7 +186,8 @@ async function landOnMovedBase(client: GitHubClient, request: MergeRequest, test
       mergeMethod: request.mergeMethod,
     });
   } catch (error) {
-    if (isTransientHostError(error)) throw error;
+    // Only GitHub's refusals (as fastForward reads them); anything else is not a rule to fix (found by review).
+    if (isTransientHostError(error) || !failedWith(error, 403, 409, 422)) throw error;
     // GitHub refused to build on the queue's own branches (a rule on mq-staging/*): said as that, not as a refusal of the
     // target branch (found by review: the operator was sent to the target branch's protection).
     return { ok: false, reason: 'blocked', message: `GitHub refused to put the run's PRs together on ${targetBranch} as it is now (built under mq-staging/${targetBranch}): ${messageOf(error)}. Let the App create and force-push the queue's branches (mq/${targetBranch}/*, mq-staging/${targetBranch}, mq-landing/${targetBranch}/*; rulesets and protection on them must allow it).` };

@@ -8,7 +8,8 @@ import mongoose, { type Model } from 'mongoose';
 import { openMongoStores } from '../../../src/adapters/mongo/mongo-stores.js';
 import { DEFAULT_QUEUE_CONFIG } from '../../../src/domain/queue-config.js';
 import type { PullRequestFacts, QueueEntryRecord, QueueRecord } from '../../../src/domain/records.js';
-import type { GitHost } from '../../../src/ports/git-host.js';
+import type { GitHost, MergeOutcome, MergeRequest } from '../../../src/ports/git-host.js';
+import type { QueueRunner } from '../../../src/runner/queue-runner.js';
 import type { Stores } from '../../../src/ports/stores.js';
 import { engineFacts } from '../../../src/runner/engine-inputs.js';
 import { createTestDatabaseUri, dropTestDatabase, stopTestServer, type TestDatabaseUri } from '../../support/test-database.js';
@@ -71,6 +72,31 @@ export function quietHost(overrides: Partial<GitHost> = {}): GitHost {
     reportPullRequestStatus: async () => undefined,
     ...overrides,
   };
+}
+
+/** A host double that reads every PR as open and mergeable, builds every run, and lands as `land` answers (asked in order). */
+export function landingHost(land: (request: MergeRequest) => Promise<MergeOutcome>): { host: GitHost; merges: MergeRequest[] } {
+  const merges: MergeRequest[] = [];
+  const host = quietHost({
+    readPullRequest: async (_repo, prNumber) => prFacts(prNumber),
+    startTestRun: async (request) => ({ ok: true, testBranch: `mq/${request.runId}`, testBranchSha: `sha-${request.runId}` }),
+    merge: async (request) => {
+      merges.push(request);
+      return land(request);
+    },
+  });
+  return { host, merges };
+}
+
+/** A queue of one run at a time (checks `ci`) whose one PR the writer is testing: the queue, the PR's entry, the run. */
+export async function oneRunTesting(stores: Stores, writer: QueueRunner, name: string): Promise<{ queueId: string; entryId: string; runId: string }> {
+  const queue = await insertQueue(stores, name, { config: { ...DEFAULT_QUEUE_CONFIG, requiredStatuses: ['ci'], concurrency: 1 } });
+  await writer.dispatch(queue.id, { type: 'base_moved', sha: 'base0' });
+  const { entryId, submitted } = await claimEntry(stores, queue.id, 1);
+  await writer.dispatch(queue.id, submitted);
+  await writer.settled(queue.id);
+  const runId = (await writer.engineState(queue.id))?.runs[0]?.id as string;
+  return { queueId: queue.id, entryId, runId };
 }
 
 /** An open, mergeable PR on main. */

@@ -138,6 +138,9 @@ export class FakeGitHub {
 
   async close(): Promise<void> {
     this.ci.stop();
+    // A marking still to come would emit into a service already gone.
+    for (const timer of this.state.markings) clearTimeout(timer);
+    this.state.markings.clear();
     await this.webhooks.idle();
     const server = this.server;
     if (!server) return;

@@ -81,8 +81,12 @@ export function checkState(state: FakeState, repo: Repo, sha: Sha, required: Req
     if (run.status !== 'completed') return 'pending';
     return PASSING_CONCLUSIONS.has(run.conclusion ?? '') ? 'success' : 'failure';
   }
-  if (required.appId != null) return 'missing';
-  const status = state.statusesOn(repo, sha).filter((s) => s.context === required.context).at(-1);
+  // Bound to an App: its statuses count too, by the App's bot (GitHub's "expected source"; found by review).
+  const bot = required.appId == null ? null : ([...state.apps.values()].find((app) => app.id === required.appId)?.botLogin ?? '');
+  const status = state
+    .statusesOn(repo, sha)
+    .filter((s) => s.context === required.context && (bot === null || s.creator === bot))
+    .at(-1);
   if (!status) return 'missing';
   if (status.state === 'success') return 'success';
   return status.state === 'pending' ? 'pending' : 'failure';

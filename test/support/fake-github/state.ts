@@ -83,6 +83,8 @@ export interface AppHook {
 export class FakeState {
   /** The App's webhook deliveries (null until FakeWebhooks exists). */
   appHook: AppHook | null = null;
+  /** Merged markings GitHub has still to make (mergedMarkDelayMs): cleared when the fake closes. */
+  readonly markings = new Set<NodeJS.Timeout>();
   readonly commits = new Map<Sha, Commit>();
   /** Tree sha to its change list, so POST git/commits can name a tree by sha. */
   readonly trees = new Map<Sha, readonly string[]>();
@@ -306,9 +308,13 @@ export class FakeState {
         else {
           // GitHub marks it in the background: meanwhile the PR reads open, not merged, its head in the branch.
           const head = pr.headSha;
-          setTimeout(() => {
-            if (pr.state === 'open' && pr.headSha === head && isAncestor(this.commits, head, repo.refs.get(ref) ?? sha)) this.markMerged(repo, pr, sha, sender);
-          }, delay).unref();
+          const timer = setTimeout(() => {
+            this.markings.delete(timer);
+            const now = repo.refs.get(ref);
+            if (pr.state === 'open' && pr.headSha === head && now !== undefined && isAncestor(this.commits, head, now)) this.markMerged(repo, pr, sha, sender);
+          }, delay);
+          timer.unref();
+          this.markings.add(timer);
         }
       } else if (pr.baseRef === branch) {
         // GitHub recomputes every open PR's mergeability in the background after a push to its base.
