@@ -187,10 +187,10 @@ export function applyEvent(ctx: DecisionContext, event: EngineEvent): void {
       // Late, for a run or probe already gone, it says nothing more (found by review: it blocked again a queue an
       // operator had just changed, or counted tries).
       const run = state.runs.find((r) => r.id === event.runId && r.status === 'running');
-      const probe = state.probes?.some((p) => p.id === event.runId) === true;
-      if (!run && !probe) return;
-      const probeRun = state.probes?.find((p) => p.id === event.runId);
-      blockLanding(ctx, event.message, { kind: 'build', ...(run ?? probeRun ? { run: (run ?? probeRun) as EngineRun } : {}) });
+      const probe = state.probes?.find((p) => p.id === event.runId);
+      const refused = run ?? probe;
+      if (!refused) return;
+      blockLanding(ctx, event.message, { kind: 'build', run: refused });
       if (forgetProbe(ctx, event.runId)) return;
       if (run) ctx.dropRun(run, 'rebuilt');
       return;

@@ -166,8 +166,7 @@ export class DecisionContext {
     }
   }
 
-  /** Whether the entry's head is in the run whose merge is being carried out (as one of its PRs, or one ahead). */
-  /** Whether the entry is in the landing being carried out (it cannot be taken back: see conclude). */
+  /** Whether the entry's head is in the run whose merge is being carried out (as one of its PRs, or one ahead): that cannot be taken back (see conclude). */
   inLandingInFlight(entryId: string): boolean {
     const merging = this.state.mergingRunId === null ? undefined : this.state.runs.find((r) => r.id === this.state.mergingRunId);
     return merging !== undefined && [...merging.ahead, ...merging.unit].some((head) => head.entryId === entryId);
