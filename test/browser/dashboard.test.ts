@@ -136,6 +136,17 @@ test('a PR is cancelled from its page, and another organization\'s queue is not 
   await page.goto(`${base}/#/q/sandbox/demo/cancel/main/pr/7`);
   await expectText(page.getByRole('heading', { level: 1 }), /TESTING/);
   await shot(page, 'pull-request');
+  // Asked once more: declined, nothing happens; accepted, it is cancelled.
+  const asked: string[] = [];
+  page.once('dialog', (dialog) => {
+    asked.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await new Promise((r) => setTimeout(r, 500));
+  expect(asked).toEqual([expect.stringMatching(/Take #7 out of the queue\?/)]);
+  expect((await api('/v1/getSubmittedPullRequest', { repo, targetBranch: 'main', pr: { number: 7 } })).state).toBe('TESTING');
+  page.once('dialog', (dialog) => void dialog.accept());
   await page.getByRole('button', { name: 'Cancel' }).click();
   await expectText(page.getByRole('heading', { level: 1 }), /CANCELLED/);
   await expectText(page.locator('.timeline'), /user requested/);

@@ -42,6 +42,8 @@ export function PullRequestPage({ queue, number }: { queue: QueueRef; number: nu
   useEffect(load, [load]);
   const stopped = useLiveQueue(useQueueId(queue), load);
   const act = async (what: 'cancel' | 'restart') => {
+    // Taking a PR out of the queue loses its place: asked once more (found by a review of the dashboard).
+    if (what === 'cancel' && !confirm(`Take #${number} out of the queue? It loses its place; submitting it again puts it at the end.`)) return;
     try {
       await (what === 'cancel' ? api.cancel(queue.repo, queue.targetBranch, number) : api.restart(queue.repo, queue.targetBranch, number));
       load();

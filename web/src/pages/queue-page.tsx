@@ -24,6 +24,9 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
   // Every queue's changes until this one's id is known (a first read that failed is retried by the next change).
   const stopped = useLiveQueue(board?.queue.id ?? null, load);
   const setState = async (state: 'RUNNING' | 'PAUSED' | 'DRAINING') => {
+    // Stopping the queue for everyone is asked once more (found by a review of the dashboard); resuming is not.
+    const stopping = state === 'PAUSED' ? 'Pause the queue? Nothing starts or lands until it is resumed.' : state === 'DRAINING' ? 'Drain the queue? What is in flight finishes, nothing new starts.' : null;
+    if (stopping && !confirm(stopping)) return;
     try {
       await api.setQueueState(queue.repo, queue.targetBranch, state);
       load();
