@@ -37,7 +37,8 @@ export async function queueBoard(
     if (at !== undefined) pr.estimatedMergeAt = new Date(at).toISOString();
   }
   // Probes too: they take CI slots like any run (each says which batch it probes).
-  const runs = await Promise.all((inFlight?.runs ?? []).map(async (run) => boardRun(run, await stores.testRuns.findByEngineRunId(queue.id, run.id), inFlight?.prNumbers ?? new Map())));
+  const { runs: flying, prNumbers } = inFlight ?? { runs: [], prNumbers: new Map<string, number>() };
+  const runs = await Promise.all(flying.map(async (run) => boardRun(run, await stores.testRuns.findByEngineRunId(queue.id, run.id), prNumbers)));
   return {
     queue: view,
     runs: runs.sort((a, b) => a.seq - b.seq),

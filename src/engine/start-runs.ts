@@ -12,7 +12,7 @@ export function startRuns(ctx: DecisionContext): void {
   // During a host outage new runs would only wait behind the failing call.
   if (state.requestedState !== 'RUNNING' || state.switchingToMode || !state.baseSha || state.hostOutage || state.awaitingBaseHead) return;
   // A blocked landing starts nothing, or one run at a time while it is tried (no probes then).
-  const trying = Boolean(state.landingBlocked);
+  const blocked = Boolean(state.landingBlocked);
   let slots = slotsDuringBlock(state, state.config.concurrency - slotsTaken(ctx));
   if (slots <= 0) return;
   const order = ctx.order();
@@ -73,7 +73,7 @@ export function startRuns(ctx: DecisionContext): void {
     index += state.config.mode === 'single' ? unit.length : 1;
   }
   // Nothing left to start: slots still idle test parts of the batches in flight ahead of time.
-  if (!trying) startProbes(ctx, slots);
+  if (!blocked) startProbes(ctx, slots);
 }
 
 /**
