@@ -61,15 +61,52 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       // Browsers reconnect by themselves after this long when the stream breaks.
       stream.write('retry: 3000\n\n');
       stream.write(`event: hello\ndata: ${JSON.stringify({ queues: queues.map((q) => q.id) })}\n\n`);
-      const stopWatching = live.watch(
-        queues.map((q) => q.id),
-        (change) => stream.write(`event: queue\ndata: ${JSON.stringify(change)}\n\n`),
-        since,
-      );
+      const tell = (change: { queueId: string; version: number }) => stream.write(`event: queue\ndata: ${JSON.stringify(change)}\n\n`);
+      // Per queue, so one created or deleted later is watched or forgotten alone.
+      const watching = new Map(queues.map((q) => [q.id, live.watch([q.id], tell, since)]));
+      // Queues created or deleted since the stream began (found by review: the queue list never showed a queue created
+      // after it connected): looked for at each heartbeat, one listing per stream, and told as a change of each.
+      let following = false; // a slow listing is not overlapped by the next heartbeat's
+      const followQueues = async () => {
+        if (following) return;
+        following = true;
+        try {
+          await followQueuesNow();
+        } finally {
+          following = false;
+        }
+      };
+      const followQueuesNow = async () => {
+        const now = await deps.stores.queues.listForOrg(token.host, token.owner);
+        const ids = new Set(now.map((q) => q.id));
+        const added = [...ids].filter((id) => !watching.has(id));
+        const removed = [...watching.keys()].filter((id) => !ids.has(id));
+        if (!open.has(end)) return;
+        for (const queueId of removed) {
+          watching.get(queueId)?.();
+          watching.delete(queueId);
+          tell({ queueId, version: -1 });
+        }
+        if (added.length === 0) return;
+        const versions = await live.versions(added);
+        if (!open.has(end)) return;
+        for (const queueId of added) {
+          watching.set(queueId, live.watch([queueId], tell, versions));
+          tell({ queueId, version: versions.get(queueId) ?? 0 });
+        }
+      };
+      const stopWatching = () => {
+        for (const stop of watching.values()) stop();
+        watching.clear();
+      };
       // Each heartbeat checks the credential again: a sign-out, an expired session or a revoked token ends the stream.
       const heartbeat = setInterval(() => {
         authenticateRequest(request, deps).then(
-          (still) => (still ? stream.write(': still here\n\n') : end()),
+          (still) => {
+            if (!still) return end();
+            stream.write(': still here\n\n');
+            return followQueues().catch((error: unknown) => request.log.warn({ err: error }, 'live updates: listing the queues failed; tried again next heartbeat'));
+          },
           () => stream.write(': still here\n\n'),
         );
       }, heartbeatMs);

@@ -2,7 +2,8 @@
  * GET /ui/live over a real socket: a client gone while the stream was being
  * set up leaves nothing behind; a change made between the versions read at
  * connect and the first poll is told; a credential that ends (sign-out,
- * expiry, revocation) ends the stream at the next heartbeat. (Found by review.)
+ * expiry, revocation) ends the stream at the next heartbeat; a queue created
+ * or deleted after the connect is told and (created) watched. (Found by review.)
  */
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import Fastify from 'fastify';
@@ -17,12 +18,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function liveServer(options: { listMs?: number } = {}) {
   const versions = new Map<string, number>();
   const auth = { valid: true };
+  const queueIds = ['q1'];
   const stores = {
     engine: { cursors: async (queueId: string) => ({ recordedThrough: versions.get(queueId) ?? 0, actedThrough: 0 }) },
     queues: {
       listForOrg: async () => {
         await sleep(options.listMs ?? 0);
-        return [{ id: 'q1' }];
+        return queueIds.map((id) => ({ id }));
       },
     },
   } as unknown as Stores;
@@ -49,14 +51,18 @@ async function liveServer(options: { listMs?: number } = {}) {
     live.stop();
     await app.close();
   };
-  return { versions, auth, live, open, close };
+  return { versions, auth, queueIds, live, open, close };
 }
 
 /** The stream's text so far (the raw answer: status line, headers and chunks), and whether the server ended it. */
 function reading(socket: Socket) {
   const seen = { text: '', ended: false };
   socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => (seen.text += chunk));
+  socket.on('data', (chunk: string) => {
+    seen.text += chunk;
+    // The answer's last chunk: the server ended it (the socket itself may stay open for the next request).
+    if (seen.text.endsWith('\r\n0\r\n\r\n')) seen.ended = true;
+  });
   socket.on('end', () => (seen.ended = true));
   return seen;
 }
@@ -99,7 +105,32 @@ test('a credential that ends ends the stream at the next heartbeat', async () =>
     expect(seen.ended).toBe(false);
     server.auth.valid = false; // signed out, expired or revoked
     await until(() => seen.ended);
+    expect(seen.ended).toBe(true);
     expect(server.live.watchedQueues).toBe(0);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a queue created after the connect is told at the next heartbeat and watched from then on; one deleted is told and forgotten', async () => {
+  const server = await liveServer();
+  try {
+    const seen = reading(server.open());
+    await until(() => seen.text.includes('event: hello'));
+    expect(server.live.watchedQueues).toBe(1);
+    server.versions.set('q2', 3);
+    server.queueIds.push('q2'); // created by someone else meanwhile
+    await until(() => seen.text.includes('"queueId":"q2"'));
+    expect(seen.text).toContain('event: queue\ndata: {"queueId":"q2","version":3}');
+    expect(server.live.watchedQueues).toBe(2);
+    server.versions.set('q2', 4); // decided: told like any watched queue's change
+    await server.live.poll();
+    await until(() => seen.text.includes('"queueId":"q2","version":4'));
+    expect(seen.text).toContain('event: queue\ndata: {"queueId":"q2","version":4}');
+    server.queueIds.splice(0, 1); // q1 deleted
+    await until(() => seen.text.includes('"queueId":"q1","version":-1'));
+    expect(seen.text).toContain('event: queue\ndata: {"queueId":"q1","version":-1}');
+    expect(server.live.watchedQueues).toBe(1);
   } finally {
     await server.close();
   }

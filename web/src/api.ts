@@ -81,6 +81,7 @@ export const sandbox = <T>(endpoint: string, body: object) => post<T>(`/sandbox/
 
 export const api = {
   listQueues: () => v1<{ queues: QueueSummary[] }>('listQueues', {}),
+  queueId: async (repo: RepoRef, targetBranch: string) => (await v1<{ id: string }>('getQueue', { repo, targetBranch })).id,
   board: (repo: RepoRef, targetBranch: string) => v1<QueueBoard>('getQueueBoard', { repo, targetBranch }),
   health: (repo: RepoRef, targetBranch: string, hours: number, bucketMinutes: number) => v1<QueueHealthView>('getQueueHealth', { repo, targetBranch, hours, bucketMinutes }),
   pullRequest: (repo: RepoRef, targetBranch: string, number: number) => v1<PullRequestView>('getSubmittedPullRequest', { repo, targetBranch, pr: { number }, includeTimeline: true }),

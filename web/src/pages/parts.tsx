@@ -85,11 +85,29 @@ export function BackToQueue({ queue }: { queue: QueueRef }) {
   );
 }
 
-/** The queue's id, which live updates name (pages address queues by repository and branch). */
+/**
+ * The queue's id, which live updates name (pages address queues by repository and branch). A failed read is tried
+ * again, 2 s after the first and doubling to a minute (found by review: never retried, a page then took every queue's
+ * change for its own).
+ */
 export function useQueueId(queue: QueueRef): string | null {
   const [queueId, setQueueId] = useState<string | null>(null);
   useEffect(() => {
-    api.board(queue.repo, queue.targetBranch).then((b) => setQueueId(b.queue.id), () => undefined);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let gone = false;
+    const read = (waitMs: number) =>
+      api.queueId(queue.repo, queue.targetBranch).then(
+        (id) => !gone && setQueueId(id),
+        () => {
+          if (!gone) timer = setTimeout(() => void read(Math.min(waitMs * 2, 60_000)), waitMs);
+        },
+      );
+    setQueueId(null);
+    void read(2_000);
+    return () => {
+      gone = true;
+      clearTimeout(timer);
+    };
   }, [queue.repo.host, queue.repo.owner, queue.repo.name, queue.targetBranch]);
   return queueId;
 }
