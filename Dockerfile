@@ -19,6 +19,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The dashboard's sources: `npm run build` ends with its Vite build (dist/ui).
+COPY web ./web
 RUN npm run build
 
 # ---- prod-deps: production dependencies only (npm's cache stays in this stage) ----
@@ -36,6 +38,9 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # package.json is needed at run time: its "type": "module" makes dist/*.js ESM.
 COPY package.json app.yml ./
+# The one directory the service writes: the outgoing-webhook key file when MQ_WEBHOOK_SECRET_KEY is unset (a container
+# loses it when replaced, and with it every stored signing secret: set the key in production; compose requires it).
+RUN mkdir -p /app/.data && chown node:node /app/.data
 # `node` (uid 1000) is the unprivileged user of the official Node images.
 USER node
 EXPOSE 3000

@@ -31,8 +31,14 @@ export type QueueFile = z.infer<typeof queueFileSchema>;
 
 /** The file's JSON Schema, for editors (yaml-language-server) and `GET /schemas/merge-queue.schema.json`. */
 export function queueFileJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(queueFileSchema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> };
   return {
-    ...z.toJSONSchema(queueFileSchema, { io: 'input', unrepresentable: 'any' }),
+    ...schema,
+    // Probot's config loader takes `_extends` off before the file is checked (queue-file-sync.ts); an editor must accept it too.
+    properties: {
+      ...schema.properties,
+      _extends: { type: 'string', description: 'Start from another file: `.github` (the organization\'s), `owner/repo`, or `repo:path.yml`; this file\'s settings win, its lists replace the extended ones.' },
+    },
     $id: 'merge-queue.schema.json',
     title: 'Merge queue settings',
   };

@@ -70,6 +70,10 @@ test('the published JSON Schema accepts the valid file and refuses the invalid o
   expect(validate(parse(VALID.replace('Squash', 'squash').replace('"4"', '4')))).toBe(true);
   expect(validate({ queues: { main: { concurrency: 0 } } })).toBe(false);
   expect(validate({ queues: { main: { concurency: 2 } } })).toBe(false);
+  // `_extends` is taken off by the loader before the file is checked: editors must not flag it (found by review).
+  expect(validate({ _extends: '.github', queues: { main: { batch: true } } })).toBe(true);
+  expect(validate({ _extends: 3, queues: {} })).toBe(false);
+  expect(validate({ extends: '.github', queues: {} })).toBe(false);
   const committed = JSON.parse(readFileSync(new URL('../../docs/merge-queue.schema.json', import.meta.url), 'utf8')) as unknown;
   // After changing a setting: npm run schema:queue-file
   expect(committed).toEqual(schema);
