@@ -210,6 +210,52 @@ test('a blocked landing says when the queue tries again by itself, and "Try land
   await page.close();
 }, 60_000);
 
+test('settings: only what was changed is sent, a refusal is said in the API\'s words and changes nothing, adaptive tuning holds its own settings', async () => {
+  const repo = { host: 'sandbox', owner: 'demo', name: 'settings' };
+  const queue = { repo, targetBranch: 'main' };
+  await api('/v1/createQueue', queue);
+  const page = await signedInPage();
+  await page.goto(`${base}/#/q/sandbox/demo/settings/main`);
+  await page.getByRole('link', { name: 'Settings' }).click();
+  const concurrency = page.getByLabel('Concurrency', { exact: true });
+  await concurrency.waitFor();
+  // A new queue tunes itself: what it chooses is shown, not editable.
+  expect(await page.getByLabel('Batch size').isDisabled()).toBe(true);
+  // Someone else changes the merge method after the page read the queue: the page must not put the old one back.
+  await api('/v1/updateQueue', { ...queue, mergeMethod: 'rebase' });
+  await concurrency.fill('3');
+  await page.getByLabel('Required checks').fill('ci, lint');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expectText(page.getByRole('status'), /Saved: concurrency, requiredStatuses/);
+  expect(await api('/v1/getQueue', queue)).toMatchObject({ concurrency: 3, requiredStatuses: ['ci', 'lint'], mergeMethod: 'rebase', tuning: 'adaptive' });
+  expect(await page.getByLabel('Merge method').inputValue()).toBe('rebase');
+  // Fixed tuning makes its settings editable; a value the API refuses is said in its words, and nothing is stored.
+  await page.getByLabel('Tuning').selectOption('fixed');
+  expect(await page.getByLabel('Batch size').isDisabled()).toBe(false);
+  await page.getByLabel('Retries of a failed PR').fill('9');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expectText(page.getByRole('alert'), /retryFailedTests/);
+  expect(await api('/v1/getQueue', queue)).toMatchObject({ tuning: 'adaptive', retryFailedTests: 0 });
+  expect(await page.getByLabel('Retries of a failed PR').inputValue()).toBe('9'); // what was typed stays to be mended
+  // Mended, with the required checks cleared: the branch protection decides again.
+  await page.getByLabel('Retries of a failed PR').fill('1');
+  await page.getByLabel('Required checks').fill('');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expectText(page.getByRole('status'), /Saved: requiredStatuses, retryFailedTests, tuning/);
+  const stored = await api('/v1/getQueue', queue);
+  expect(stored).toMatchObject({ tuning: 'fixed', retryFailedTests: 1, concurrency: 3, mergeMethod: 'rebase' });
+  expect(stored.requiredStatuses).toBeUndefined();
+  await shot(page, 'settings');
+  // A queue its repository's file configures: shown, read-only, with the file and commit it came from.
+  const created = await api('/v1/getQueue', queue);
+  await h.stores.queues.update(created.id, { configFile: { path: '.github/merge-queue.yml', commitSha: 'abc1234def', appliedAt: new Date() }, updatedAt: new Date() });
+  await page.reload();
+  await expectText(page.getByRole('note'), /merge-queue\.yml at abc1234/);
+  expect(await concurrency.isDisabled()).toBe(true);
+  expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
+  await page.close();
+}, 60_000);
+
 test('keyboard only: sign in with Tab and Enter; the queue page fits a phone without sideways scrolling', async () => {
   const repo = { host: 'sandbox', owner: 'demo', name: 'phone' };
   await api('/v1/createQueue', { repo, targetBranch: 'main' });

@@ -1,9 +1,10 @@
 import type { BoardRun, QueueBoard, QueueHealthView, QueueSummary } from '../../src/api/schemas/dashboard.js';
 import type { PullRequestView } from '../../src/api/schemas/pull-request.js';
+import type { QueueView } from '../../src/api/schemas/queue.js';
 import type { TestingDetailsView } from '../../src/api/schemas/testing-details.js';
 
 /** The types the pages show are the API's own (inferred from its zod schemas). */
-export type { BoardRun, QueueBoard, QueueHealthView, QueueSummary, PullRequestView, TestingDetailsView };
+export type { BoardRun, QueueBoard, QueueHealthView, QueueSummary, QueueView, PullRequestView, TestingDetailsView };
 
 export interface Session {
   organization: { host: string; owner: string };
@@ -81,7 +82,10 @@ export const sandbox = <T>(endpoint: string, body: object) => post<T>(`/sandbox/
 
 export const api = {
   listQueues: () => v1<{ queues: QueueSummary[] }>('listQueues', {}),
-  queueId: async (repo: RepoRef, targetBranch: string) => (await v1<{ id: string }>('getQueue', { repo, targetBranch })).id,
+  queue: (repo: RepoRef, targetBranch: string) => v1<QueueView>('getQueue', { repo, targetBranch }),
+  queueId: async (repo: RepoRef, targetBranch: string) => (await v1<QueueView>('getQueue', { repo, targetBranch })).id,
+  /** Only the settings given (the settings page sends what it changed). */
+  updateSettings: (repo: RepoRef, targetBranch: string, settings: Record<string, unknown>) => v1('updateQueue', { ...settings, repo, targetBranch }),
   board: (repo: RepoRef, targetBranch: string) => v1<QueueBoard>('getQueueBoard', { repo, targetBranch }),
   health: (repo: RepoRef, targetBranch: string, hours: number, bucketMinutes: number) => v1<QueueHealthView>('getQueueHealth', { repo, targetBranch, hours, bucketMinutes }),
   pullRequest: (repo: RepoRef, targetBranch: string, number: number) => v1<PullRequestView>('getSubmittedPullRequest', { repo, targetBranch, pr: { number }, includeTimeline: true }),

@@ -7,6 +7,7 @@ import { QueuesPage } from './pages/queues-page.js';
 import { QueuePage } from './pages/queue-page.js';
 import { PullRequestPage } from './pages/pull-request-page.js';
 import { HealthPage } from './pages/health-page.js';
+import { SettingsPage } from './pages/settings-page.js';
 import './styles.css';
 
 function App() {
@@ -41,6 +42,7 @@ function App() {
         {route.page === 'queue' && <QueuePage key={hash} queue={route.queue} />}
         {route.page === 'pr' && <PullRequestPage key={hash} queue={route.queue} number={route.number} />}
         {route.page === 'health' && <HealthPage key={hash} queue={route.queue} />}
+        {route.page === 'settings' && <SettingsPage key={hash} queue={route.queue} />}
       </main>
     </>
   );

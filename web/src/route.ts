@@ -7,9 +7,9 @@ export interface QueueRef {
   targetBranch: string;
 }
 
-export type Route = { page: 'queues' } | { page: 'queue'; queue: QueueRef } | { page: 'pr'; queue: QueueRef; number: number } | { page: 'health'; queue: QueueRef };
+export type Route = { page: 'queues' } | { page: 'queue'; queue: QueueRef } | { page: 'pr'; queue: QueueRef; number: number } | { page: 'health'; queue: QueueRef } | { page: 'settings'; queue: QueueRef };
 
-/** Hash addresses (#/q/host/owner/name/branch[/pr/N|/health]): one HTML file, links that survive a reload. */
+/** Hash addresses (#/q/host/owner/name/branch[/pr/N|/health|/settings]): one HTML file, links that survive a reload. */
 export function queueHref(queue: QueueRef, rest = ''): string {
   const { host, owner, name } = queue.repo;
   return `#/q/${[host, owner, name, queue.targetBranch].map(encodeURIComponent).join('/')}${rest}`;
@@ -22,6 +22,7 @@ export function parseRoute(hash: string): Route {
   const queue = { repo: { host, owner, name }, targetBranch };
   if (kind === 'pr' && n && /^\d+$/.test(n)) return { page: 'pr', queue, number: Number(n) };
   if (kind === 'health') return { page: 'health', queue };
+  if (kind === 'settings') return { page: 'settings', queue };
   return { page: 'queue', queue };
 }
 

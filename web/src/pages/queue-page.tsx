@@ -61,7 +61,7 @@ export function QueuePage({ queue }: { queue: QueueRef }) {
       <p class="meta">
         {q.mode} mode · concurrency {q.concurrency}
         {q.batch ? ` · batches of ${q.batchingMinSize}+` : ''} · lands by {q.mergeMethod.replace('_', ' ')} · CI ≈ {forecast.ciDurationMinutes} min, {Math.round(forecast.failureRate * 100)}% failing (
-        {forecast.basedOnRuns} runs) · <a href={queueHref(queue, '/health')}>Health</a>
+        {forecast.basedOnRuns} runs) · <a href={queueHref(queue, '/health')}>Health</a> · <a href={queueHref(queue, '/settings')}>Settings</a>
       </p>
       <div class="actions" role="group" aria-label="Queue state">
         <button type="button" disabled={q.state === 'RUNNING'} onClick={() => void setState('RUNNING')}>
