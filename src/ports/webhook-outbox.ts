@@ -50,10 +50,10 @@ export interface OutgoingEvent {
 }
 
 export interface WebhookOutbox {
-  /** Records the event for every matching subscription of its organization; a repeated id is a no-op. */
-  publish(event: OutgoingEvent): Promise<void>;
+  /** Records each event for every matching subscription of its organization; a repeated id is a no-op. */
+  publish(...events: OutgoingEvent[]): Promise<void>;
   /**
-   * Whether any enabled subscription could want events of this repository: when
+   * Whether any subscription receiving events could want events of this repository: when
    * none does, the runner does not build events nobody receives. Absent: yes.
    */
   hasSubscribers?(repo: RepoRef): Promise<boolean>;

@@ -136,4 +136,6 @@ export interface WebhookStore {
    * many. Each event's row holds its whole body: without this the outbox grows for as long as the service runs.
    */
   pruneFinished(before: Date, limit: number): Promise<number>;
+  /** Forgets up to `limit` open deliveries recorded before `before` for disabled endpoints (held for them), with their claims. */
+  pruneHeld(before: Date, limit: number): Promise<number>;
 }

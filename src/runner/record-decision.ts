@@ -1,4 +1,5 @@
 import type { TestRunRecord } from '../domain/records.js';
+import type { EmittedEvent } from '../engine/model.js';
 import type { InboxItem, RunnerAction } from './runner-model.js';
 import { recordRunCancelled, recordRunStart, type ActionContext } from './execute-actions.js';
 import { outgoingEvents } from './webhook-events.js';
@@ -23,6 +24,8 @@ export async function recordDecision(ctx: ActionContext, version: number, action
   // submits waits for one write, not 120 one after another. They are held back past events and wake-ups
   // (which read no entry state) and written before any other effect, which stays in order.
   // New entries go with them: each written whole, its first state changes included (an insert, not an update).
+  // The decision's events, published together once its entries are written (one listing of the endpoints, not one per event).
+  const emitted: EmittedEvent[] = [];
   let transitions: Parameters<typeof stores.entries.recordTransitions>[0] = [];
   let firsts: Parameters<typeof stores.entries.recordTransitions>[1] & object = [];
   const writeTransitions = async () => {
@@ -92,7 +95,7 @@ export async function recordDecision(ctx: ActionContext, version: number, action
       }
       case 'emit':
         ctx.log.info({ queueId: ctx.queue.id, event: action.event }, 'queue event');
-        if (ctx.outbox && (await subscribed)) for (const event of await outgoingEvents(stores, ctx.queue, action.event, new Date(ctx.now()))) await ctx.outbox.publish(event);
+        emitted.push(action.event);
         break;
       case 'wake_at':
         ctx.timers.schedule(ctx.queue.id, action.at, ctx.now(), () => ctx.wake());
@@ -102,6 +105,12 @@ export async function recordDecision(ctx: ActionContext, version: number, action
     }
   }
   await writeTransitions();
+  if (ctx.outbox && emitted.length > 0 && (await subscribed)) {
+    const at = new Date(ctx.now());
+    const events = [];
+    for (const event of emitted) events.push(...(await outgoingEvents(stores, ctx.queue, event, at)));
+    await ctx.outbox.publish(...events);
+  }
   return { finishedRuns };
 }
 

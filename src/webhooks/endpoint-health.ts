@@ -1,4 +1,21 @@
 import type { WebhookSubscriptionRecord } from '../ports/webhook-store.js';
+import { OUTBOX_MEMORY_MS } from './outbox-retention.js';
+
+/** The reason an endpoint its owner disabled carries (updateWebhook `enabled: false`). */
+export const DISABLED_BY_OWNER = 'Disabled through updateWebhook.';
+
+/**
+ * Whether new events are recorded for the endpoint. An endpoint disabled for failing still receives them, held (not
+ * attempted) until its owner enables it again, then delivered in order: retries end after about two days and the
+ * endpoint is disabled after one, so dropping events then lost for good what happened while a receiver was down over
+ * a weekend (found by review). Held for as long as deliveries are remembered, then no longer recorded; an endpoint its
+ * owner disabled receives nothing.
+ */
+export function receivesEvents(subscription: WebhookSubscriptionRecord, now: Date): boolean {
+  if (subscription.disabledReason === null) return true;
+  if (subscription.disabledReason === DISABLED_BY_OWNER) return false;
+  return subscription.disabledAt !== null && now.getTime() - subscription.disabledAt.getTime() < OUTBOX_MEMORY_MS;
+}
 
 const HOUR = 3_600_000;
 

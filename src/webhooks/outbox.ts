@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { repoKey, type RepoRef } from '../domain/repo.js';
+import { orgKey, repoKey, type RepoRef } from '../domain/repo.js';
 import type { OutgoingEvent, WebhookOutbox } from '../ports/webhook-outbox.js';
-import type { WebhookStore, WebhookSubscriptionRecord } from '../ports/webhook-store.js';
+import type { WebhookDeliveryRecord, WebhookStore, WebhookSubscriptionRecord } from '../ports/webhook-store.js';
+import { receivesEvents } from './endpoint-health.js';
 
 /** The outbox row id of an (event, subscription): the same on every replay. */
 export function deliveryIdFor(eventId: string, subscriptionId: string): string {
@@ -13,9 +14,13 @@ function matches(subscription: WebhookSubscriptionRecord, event: OutgoingEvent):
   return subscription.repo === null || repoKey(subscription.repo) === repoKey(event.payload.repository);
 }
 
+/** Outbox rows written at once (a decision's events for every endpoint: a batch of 10 PRs to 50 endpoints is 1,000 rows). */
+const INSERTS_AT_ONCE = 50;
+
 /**
  * The WebhookOutbox on MongoDB: `publish` writes one outbox row per matching
- * enabled subscription of the event's organization, under the unique key
+ * subscription of the events' organization that receives events (enabled, or held
+ * for while disabled for failing: endpoint-health.ts), under the unique key
  * (event id, subscription id), so a replayed publish adds nothing. Delivery is
  * the WebhookDeliveryWorker's job.
  */
@@ -29,38 +34,55 @@ export class StoredWebhookOutbox implements WebhookOutbox {
     },
   ) {}
 
+  private now(): Date {
+    return (this.options.now ?? (() => new Date()))();
+  }
+
+  private async receiving(org: { host: string; owner: string }, at: Date): Promise<WebhookSubscriptionRecord[]> {
+    return (await this.options.store.listSubscriptions(org.host, org.owner)).filter((s) => receivesEvents(s, at));
+  }
+
   async hasSubscribers(repo: RepoRef): Promise<boolean> {
-    const subscriptions = await this.options.store.listEnabledSubscriptions({ host: repo.host, owner: repo.owner });
+    const subscriptions = await this.receiving(repo, this.now());
     return subscriptions.some((s) => s.repo === null || repoKey(s.repo) === repoKey(repo));
   }
 
-  async publish(event: OutgoingEvent): Promise<void> {
-    const { host, owner } = event.payload.repository;
-    const subscriptions = (await this.options.store.listEnabledSubscriptions({ host, owner })).filter((s) => matches(s, event));
-    if (subscriptions.length === 0) return;
-    const at = (this.options.now ?? (() => new Date()))();
-    const body = JSON.stringify(event.payload);
+  /** One listing of the subscriptions per organization and call (a decision's events come in one call), not per event. */
+  async publish(...events: OutgoingEvent[]): Promise<void> {
+    const at = this.now();
+    const listed = new Map<string, Promise<WebhookSubscriptionRecord[]>>();
+    const rows: WebhookDeliveryRecord[] = [];
+    for (const event of events) {
+      const { host, owner } = event.payload.repository;
+      const org = orgKey(host, owner);
+      if (!listed.has(org)) listed.set(org, this.receiving({ host, owner }, at));
+      const subscriptions = ((await listed.get(org)) ?? []).filter((s) => matches(s, event));
+      const body = JSON.stringify(event.payload);
+      for (const subscription of subscriptions) {
+        rows.push({
+          id: deliveryIdFor(event.id, subscription.id),
+          eventId: event.id,
+          subscriptionId: subscription.id,
+          eventType: event.payload.type,
+          orderingKey: event.orderingKey,
+          sequence: event.sequence,
+          body,
+          status: 'pending',
+          attempts: 0,
+          scheduleStart: 0,
+          nextAttemptAt: at,
+          lastAttemptAt: null,
+          lastResponseCode: null,
+          lastError: null,
+          createdAt: at,
+          deliveredAt: null,
+        });
+      }
+    }
     let added = 0;
-    for (const subscription of subscriptions) {
-      const inserted = await this.options.store.insertDelivery({
-        id: deliveryIdFor(event.id, subscription.id),
-        eventId: event.id,
-        subscriptionId: subscription.id,
-        eventType: event.payload.type,
-        orderingKey: event.orderingKey,
-        sequence: event.sequence,
-        body,
-        status: 'pending',
-        attempts: 0,
-        scheduleStart: 0,
-        nextAttemptAt: at,
-        lastAttemptAt: null,
-        lastResponseCode: null,
-        lastError: null,
-        createdAt: at,
-        deliveredAt: null,
-      });
-      if (inserted.ok) added += 1;
+    for (let i = 0; i < rows.length; i += INSERTS_AT_ONCE) {
+      const inserted = await Promise.all(rows.slice(i, i + INSERTS_AT_ONCE).map((row) => this.options.store.insertDelivery(row)));
+      added += inserted.filter((outcome) => outcome.ok).length;
     }
     if (added > 0) this.options.onPublished?.();
   }

@@ -5,6 +5,7 @@ import type { WebhookDeliveryChange, WebhookStore, WebhookSubscriptionChange, We
 import { conflict, invalid, notFound, succeed, unavailable, type Outcome } from '../queue/outcome.js';
 import { generateSigningSecret, type SecretBox } from './secret-box.js';
 import { rotateSecrets } from './signing-secrets.js';
+import { DISABLED_BY_OWNER } from './endpoint-health.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-safety.js';
 import { deliveryView, webhookView, type WebhookDeliveryView, type WebhookView } from './views.js';
 
@@ -17,7 +18,6 @@ export interface Org {
 export const MAX_WEBHOOKS_PER_ORG = 50;
 export const DEFAULT_GRACE_MINUTES = 1440;
 export const DEFAULT_DELIVERY_PAGE = 20;
-const DISABLED_BY_OWNER = 'Disabled through updateWebhook.';
 
 export interface WebhookServiceOptions {
   store: WebhookStore;
@@ -106,8 +106,9 @@ export function webhookService(options: WebhookServiceOptions) {
       if (input.enabled === true) {
         // A fresh start: the failures that disabled it are forgiven.
         Object.assign(change, { disabledReason: null, disabledAt: null, failingSince: null, consecutiveFailures: 0 });
-      } else if (input.enabled === false && found.value.disabledReason === null) {
-        Object.assign(change, { disabledReason: DISABLED_BY_OWNER, disabledAt: at });
+      } else if (input.enabled === false && found.value.disabledReason !== DISABLED_BY_OWNER) {
+        // Disabled for failing, its events are held for it (endpoint-health.ts); its owner's disable ends that.
+        Object.assign(change, { disabledReason: DISABLED_BY_OWNER, disabledAt: found.value.disabledAt ?? at });
       }
       const updated = await store.updateSubscription(found.value.id, change);
       if (!updated) return notFound(`No webhook ${input.id} exists for ${org.owner} on ${org.host}.`);

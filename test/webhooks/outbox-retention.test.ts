@@ -1,6 +1,7 @@
 /**
  * The outbox keeps each event's whole body: delivered and dead deliveries are
- * forgotten after a while (OUTBOX_MEMORY_MS), open ones never; deleting a
+ * forgotten after a while (OUTBOX_MEMORY_MS), open ones only when held that long
+ * for a disabled endpoint; deleting a
  * long-lived endpoint deletes its deliveries in bounded batches. (Found by
  * review: nothing pruned the outbox, and deleteWebhook named every delivery id
  * in one filter.)
@@ -18,9 +19,9 @@ afterAll(() => db.close());
 const DAY = 24 * 60 * 60 * 1000;
 const now = Date.parse('2026-11-26T12:00:00Z');
 
-async function subscription(id: string) {
+async function subscription(id: string, disabledReason: string | null = null) {
   const at = new Date(now);
-  await db.stores.webhooks.insertSubscription({ id, org: ORG, repo: null, url: 'https://example.com/hook', eventTypes: null, description: null, secrets: [], disabledReason: null, disabledAt: null, failingSince: null, consecutiveFailures: 0, createdAt: at, updatedAt: at });
+  await db.stores.webhooks.insertSubscription({ id, org: ORG, repo: null, url: 'https://example.com/hook', eventTypes: null, description: null, secrets: [], disabledReason, disabledAt: disabledReason ? at : null, failingSince: null, consecutiveFailures: 0, createdAt: at, updatedAt: at });
 }
 
 function delivery(id: string, subscriptionId: string, status: WebhookDeliveryStatus, lastAttemptDaysAgo: number | null): WebhookDeliveryRecord {
@@ -49,6 +50,20 @@ test('delivered and dead deliveries older than the cut are forgotten with their 
   expect(left.map((d) => d.id).sort()).toEqual(['d4', 'd5', 'd6']);
   expect(await db.stores.webhooks.latestClaim('d1', 1)).toBeNull();
   await db.stores.webhooks.deleteSubscription('sub-prune');
+});
+
+test('open deliveries held for a disabled endpoint are forgotten once older than the cut; an enabled endpoint\'s never', async () => {
+  await subscription('sub-held', 'Disabled automatically at …');
+  await subscription('sub-live');
+  const held = (id: string, subscriptionId: string, recordedDaysAgo: number) => ({ ...delivery(id, subscriptionId, 'pending', null), createdAt: new Date(now - recordedDaysAgo * DAY) });
+  await db.stores.webhooks.insertDelivery(held('h1', 'sub-held', 20));
+  await db.stores.webhooks.insertDelivery(held('h2', 'sub-held', 3));
+  await db.stores.webhooks.insertDelivery(held('l1', 'sub-live', 20));
+  expect(await forgetFinishedDeliveries(db.stores.webhooks, new Date(now - 14 * DAY))).toBe(1);
+  expect((await db.stores.webhooks.pageDeliveries('sub-held', 10)).map((d) => d.id)).toEqual(['h2']);
+  expect((await db.stores.webhooks.pageDeliveries('sub-live', 10)).map((d) => d.id)).toEqual(['l1']);
+  await db.stores.webhooks.deleteSubscription('sub-held');
+  await db.stores.webhooks.deleteSubscription('sub-live');
 });
 
 test('the maintenance task forgets a backlog bigger than one batch in one round', async () => {

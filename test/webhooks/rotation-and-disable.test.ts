@@ -126,15 +126,19 @@ test('an endpoint failing for over a day (10+ attempts in a row) is disabled wit
   expect(await deliveryCounts(outgoing.metrics)).toMatchObject({ disabled: 1 });
   expect(outgoing.logs.lines.some((l) => /webhook endpoint disabled/.test(l) && l.includes(id))).toBe(true);
 
-  // Disabled: nothing is attempted, however long we wait, and new events are not queued for it.
+  // Disabled: nothing is attempted, however long we wait; new events are held for it (found by review: they were
+  // dropped, so what happened while a receiver was down over a weekend never reached it).
   const attemptsSoFar = receiver.received.length;
   clock.advance(48 * HOUR);
   expect(await outgoing.worker.runOnce()).toBe(0);
-  await outgoing.outbox.publish(queueEvent(5, 5));
-  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(queueEvent(5, 5).id, id))).toBeNull();
+  events.push(queueEvent(5, 5), queueEvent(1, 6));
+  await outgoing.outbox.publish(events[4]!, events[5]!);
+  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(events[4]!.id, id))).toMatchObject({ status: 'pending', attempts: 0 });
+  clock.advance(HOUR);
+  expect(await outgoing.worker.runOnce()).toBe(0);
   expect(receiver.received).toHaveLength(attemptsSoFar);
   const pending = await db.stores.webhooks.pageDeliveries(id, 10);
-  expect(pending.map((d) => d.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
+  expect(pending.map((d) => d.status).sort()).toEqual(['failed', 'failed', 'failed', 'failed', 'pending', 'pending']);
   const blocked = await outgoing.service.redeliver(ORG, { id, deliveryId: deliveryIdFor(events[0]!.id, id) });
   expect(blocked.ok || blocked.failure).toMatchObject({ kind: 'conflict', message: expect.stringMatching(/disabled/) });
 
@@ -144,7 +148,35 @@ test('an endpoint failing for over a day (10+ attempts in a row) is disabled wit
   expect(enabled.ok && enabled.value).toMatchObject({ disabled: false, disabledReason: null, disabledAt: null, failingSince: null, consecutiveFailures: 0 });
   await driveUntil(outgoing, clock, id, async () => receiver.deliveredIds().length === events.length);
   expect(receiver.deliveredIds().sort()).toEqual(events.map((e) => e.id).sort());
+  // In order per PR: PR 1's event held while disabled comes after the one that failed before.
+  const delivered = receiver.deliveredIds();
+  expect(delivered.indexOf(events[5]!.id)).toBeGreaterThan(delivered.indexOf(events[0]!.id));
   expect(receiver.verificationFailures).toEqual([]);
+});
+
+test('an endpoint its owner disabled is sent nothing and holds nothing; one disabled for failing holds events for as long as deliveries are remembered', async () => {
+  const clock = fakeClock();
+  const outgoing = onClock(clock);
+  const { receiver, id } = await subscribedReceiver(db, outgoing);
+  receivers.push(receiver);
+  const off = await outgoing.service.update(ORG, { id, enabled: false });
+  expect(off.ok).toBe(true);
+  await outgoing.outbox.publish(queueEvent(1, 21));
+  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(queueEvent(1, 21).id, id))).toBeNull();
+  // Disabled for failing 13 days ago: held; 15 days ago: no longer recorded.
+  const failing = (daysAgo: number) => ({ disabledReason: 'Disabled automatically at …', disabledAt: new Date(clock.now() - daysAgo * 24 * HOUR), updatedAt: new Date(clock.now()) });
+  await db.stores.webhooks.updateSubscription(id, failing(13));
+  await outgoing.outbox.publish(queueEvent(1, 22));
+  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(queueEvent(1, 22).id, id))).toMatchObject({ status: 'pending' });
+  await db.stores.webhooks.updateSubscription(id, failing(15));
+  await outgoing.outbox.publish(queueEvent(1, 23));
+  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(queueEvent(1, 23).id, id))).toBeNull();
+  // Its owner disabling it too ends the holding at once.
+  await db.stores.webhooks.updateSubscription(id, failing(1));
+  expect((await outgoing.service.update(ORG, { id, enabled: false })).ok).toBe(true);
+  await outgoing.outbox.publish(queueEvent(1, 24));
+  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(queueEvent(1, 24).id, id))).toBeNull();
+  expect(receiver.received).toHaveLength(0);
 });
 
 test('an endpoint whose every delivery went dead is disabled even with few attempts', async () => {

@@ -103,6 +103,14 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
    */
   const subscriptionChanges = new KeyedMutex();
 
+  /** Deletes these deliveries with their claims; returns how many. */
+  const forget = async (ids: string[]): Promise<number> => {
+    if (ids.length === 0) return 0;
+    await Claims.deleteMany({ deliveryId: { $in: ids } });
+    await Outbox.deleteMany({ _id: { $in: ids } });
+    return ids.length;
+  };
+
   return {
     async insertSubscription(s) {
       await Subscriptions.create({
@@ -234,11 +242,15 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
       const ended = await Outbox.find({ status: { $in: ['delivered', 'dead'] }, lastAttemptAt: { $lt: before } }, { _id: 1 })
         .limit(Math.max(1, Math.floor(limit)))
         .lean<{ _id: string }[]>();
-      const ids = ended.map((d) => d._id);
-      if (ids.length === 0) return 0;
-      await Claims.deleteMany({ deliveryId: { $in: ids } });
-      await Outbox.deleteMany({ _id: { $in: ids } });
-      return ids.length;
+      return forget(ended.map((d) => d._id));
+    },
+    async pruneHeld(before, limit) {
+      const disabled = (await Subscriptions.find({ disabledReason: { $ne: null } }, { _id: 1 }).lean<{ _id: string }[]>()).map((d) => d._id);
+      if (disabled.length === 0) return 0;
+      const held = await Outbox.find({ subscriptionId: { $in: disabled }, status: { $in: OPEN }, createdAt: { $lt: before } }, { _id: 1 })
+        .limit(Math.max(1, Math.floor(limit)))
+        .lean<{ _id: string }[]>();
+      return forget(held.map((d) => d._id));
     },
   };
 }
