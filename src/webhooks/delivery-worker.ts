@@ -10,6 +10,9 @@ import { signDelivery } from './signing.js';
 import { openLiveSecrets } from './signing-secrets.js';
 import { checkWebhookUrl, type AddressLookup } from './url-safety.js';
 
+/** A delivery the service could not attempt (DNS failing, a secret it cannot open) is tried again after this long. */
+const DEFERRED_MS = 60_000;
+
 /** What the worker logs through: pino fits. Entries carry delivery and event ids, never a secret or a body. */
 export interface WebhookWorkerLog {
   info(details: object, message: string): void;
@@ -304,12 +307,17 @@ export class WebhookDeliveryWorker {
       lookup: this.options.lookup,
       lookupTimeoutMs: Math.min(this.timeoutMs, 5_000),
     });
-    if (!checked.ok) return { kind: 'refused', error: checked.reason };
+    // The resolver failing just now is the service's trouble, not the endpoint's (found by review: it counted towards
+    // disabling the endpoint).
+    if (!checked.ok) return checked.transient ? { kind: 'deferred', error: checked.reason } : { kind: 'refused', error: checked.reason };
     const at = new Date(this.now());
     const { secrets, unreadable } = openLiveSecrets(subscription, this.options.secrets, at);
     if (unreadable > 0) log.warn({ ...context, unreadable }, 'webhook signing secret cannot be decrypted with this key (was MQ_WEBHOOK_SECRET_KEY changed?)');
     if (secrets.length === 0) {
-      return { kind: 'failed', status: null, error: 'The signing secret cannot be decrypted with the service key (was MQ_WEBHOOK_SECRET_KEY changed?); rotate the secret.' };
+      // A key that differs (a replica with a key file of its own, MQ_WEBHOOK_SECRET_KEY changed): the operator's to mend,
+      // or the owner's (rotateWebhookSecret seals a new one); the endpoint is not failing, and is not disabled for it.
+      log.error({ ...context }, 'webhook signing secret cannot be decrypted with this key: the delivery waits (set the MQ_WEBHOOK_SECRET_KEY that sealed it, or rotate the secret)');
+      return { kind: 'deferred', error: 'The signing secret cannot be decrypted with the service key (was MQ_WEBHOOK_SECRET_KEY changed?); rotate the secret.' };
     }
     const headers = signDelivery({ messageId: delivery.eventId, at, body: delivery.body, secrets });
     await this.options.hooks?.beforeSend?.(delivery);
@@ -337,7 +345,12 @@ export class WebhookDeliveryWorker {
     const { store, log } = this.options;
     const at = new Date(this.now());
     let final: boolean;
-    if (result.kind === 'delivered') {
+    if (result.kind === 'deferred') {
+      // Tried again later as the same attempt: no attempt spent, no failure counted against the endpoint.
+      final = false;
+      await store.updateDelivery(delivery.id, { nextAttemptAt: new Date(at.getTime() + DEFERRED_MS), lastError: result.error.slice(0, MAX_ERROR_LENGTH) });
+      log.warn({ ...context, error: result.error }, 'webhook delivery not attempted (the service could not): tried again later');
+    } else if (result.kind === 'delivered') {
       final = true;
       await store.updateDelivery(delivery.id, {
         status: 'delivered',
@@ -348,7 +361,9 @@ export class WebhookDeliveryWorker {
         lastError: null,
         deliveredAt: at,
       });
-      if (subscription.consecutiveFailures > 0 || subscription.failingSince !== null) await store.recordSuccess(subscription.id);
+      // Always: the round's copy of the endpoint may predate a failure another lane recorded in this round (found by
+      // review: the run of failures then kept its older start, and a later blip could disable the endpoint early).
+      await store.recordSuccess(subscription.id);
       log.info({ ...context, status: result.status }, 'webhook delivered');
     } else {
       const delay = retryDelay(attemptNo - delivery.scheduleStart, this.schedule, this.random, this.options.jitter ?? DEFAULT_JITTER);

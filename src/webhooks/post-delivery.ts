@@ -9,7 +9,9 @@ export type AttemptResult =
   | { kind: 'delivered'; status: number }
   | { kind: 'failed'; status: number | null; error: string }
   | { kind: 'timeout'; error: string }
-  | { kind: 'refused'; error: string };
+  | { kind: 'refused'; error: string }
+  /** Not attempted, for the service's own trouble (its resolver failing, a secret its key cannot open): not the endpoint's failure. */
+  | { kind: 'deferred'; error: string };
 
 export const MAX_ERROR_LENGTH = 500;
 

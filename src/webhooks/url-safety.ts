@@ -85,8 +85,12 @@ function embeddedIPv4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
   switch (range) {
     case 'ipv4Mapped': // ::ffff:a.b.c.d
     case 'rfc6145': // ::ffff:0:a.b.c.d
-    case 'rfc6052': // 64:ff9b::a.b.c.d (NAT64)
       return new ipaddr.IPv4(bytes.slice(12, 16));
+    case 'rfc6052':
+      // 64:ff9b::a.b.c.d (NAT64's well-known /96). The local-use 64:ff9b:1::/48 (RFC 8215) places the IPv4 address
+      // elsewhere by its operator's prefix length: read at the /96's place it judged a metadata address public (found by
+      // review). Null: it is refused as a non-public range.
+      return bytes.slice(4, 12).every((b) => b === 0) ? new ipaddr.IPv4(bytes.slice(12, 16)) : null;
     case '6to4': // 2002:aabb:ccdd::
       return new ipaddr.IPv4(bytes.slice(2, 6));
     default:

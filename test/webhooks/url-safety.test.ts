@@ -52,6 +52,8 @@ describe('nonPublicReason', () => {
     ['::ffff:0:10.0.0.1', /private/],
     ['64:ff9b::10.0.0.1', /private/],
     ['64:ff9b::a9fe:a9fe', /link-local/],
+    // Local-use NAT64 (RFC 8215) puts the IPv4 address elsewhere: read at the /96's place this one looked like 8.8.8.8.
+    ['64:ff9b:1:a9fe:a9:fe00:808:808', /non-public|NAT64|rfc6052/],
     ['2002:0a00:0001::1', /private/],
     ['2002:7f00:0001::1', /loopback/],
     ['::127.0.0.1', /loopback/],

@@ -169,7 +169,10 @@ export function mongoWebhookStore(connection: Connection): WebhookStore {
       return findSubscription(id);
     },
     async recordSuccess(id) {
-      await subscriptionChanges.run(String(id), () => Subscriptions.updateOne({ _id: String(id) }, { $set: { failingSince: null, consecutiveFailures: 0 } }));
+      // Written only when there is a run of failures to end (most successes change nothing).
+      await subscriptionChanges.run(String(id), () =>
+        Subscriptions.updateOne({ _id: String(id), $or: [{ failingSince: { $ne: null } }, { consecutiveFailures: { $ne: 0 } }] }, { $set: { failingSince: null, consecutiveFailures: 0 } }),
+      );
     },
 
     async insertDelivery(delivery) {
