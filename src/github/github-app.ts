@@ -186,6 +186,25 @@ export function githubApp(deps: GitHubAppDeps) {
       }
     });
 
+    // Renamed or transferred: the repository's queues follow it (webhooks name it by its new name from now on).
+    app.on(['repository.renamed', 'repository.transferred'], async (context) =>
+      withRepo(context, async (repo, payload) => {
+        const changes = payload.changes as { repository?: { name?: { from?: string } }; owner?: { from?: { organization?: { login?: string }; user?: { login?: string } | null } } } | undefined;
+        const from: RepoRef = {
+          host: repo.host,
+          owner: changes?.owner?.from?.organization?.login ?? changes?.owner?.from?.user?.login ?? repo.owner,
+          name: changes?.repository?.name?.from ?? repo.name,
+        };
+        if (from.owner === repo.owner && from.name === repo.name) return;
+        deps.forgetInstallation(from);
+        const moved = await deps.queues.moveRepository(from, repo);
+        const kept = moved.filter((m) => !m.moved).map((m) => m.targetBranch);
+        if (kept.length > 0) {
+          context.log.warn({ from: `${from.owner}/${from.name}`, to: `${repo.owner}/${repo.name}`, branches: kept }, 'the renamed repository has its own queue for these branches already: the old queues keep the old name');
+        }
+      }),
+    );
+
     app.on('push', async (context) =>
       withRepo(context, async (repo, payload) => {
         const ref = String(payload.ref ?? '');
@@ -193,10 +212,15 @@ export function githubApp(deps: GitHubAppDeps) {
         if (!ref.startsWith('refs/heads/') || /^0+$/.test(after)) return; // Tags and branch deletions.
         const branch = ref.slice('refs/heads/'.length);
         await deps.events.branchMoved(repo, branch, after, { rewound: payload.forced === true });
-        if (!pushTouchesQueueFile(payload as Parameters<typeof pushTouchesQueueFile>[0])) return;
-        // The queue file changed: checked on the pushed commit, applied when it is the default branch's.
         const defaultBranch = String((payload.repository as { default_branch?: string }).default_branch ?? '');
         const onDefaultBranch = branch === defaultBranch;
+        if (!pushTouchesQueueFile(payload as Parameters<typeof pushTouchesQueueFile>[0])) {
+          // A force-push to the default branch may take the file back to an earlier version with no commit listed that
+          // touches it (found by review: the queues kept a file's settings no longer on the branch): applied again then.
+          if (onDefaultBranch && payload.forced === true) await applyDefaultBranchQueueFile(deps, context.octokit, repo);
+          return;
+        }
+        // The queue file changed: checked on the pushed commit, applied when it is the default branch's.
         await syncQueueFileOnPush(deps, context.octokit, repo, { sha: after, onDefaultBranch, defaultBranch, deliveryId: context.id });
         if (onDefaultBranch && repo.name === '.github') await resyncOrganization(deps, context.octokit, repo.host, repo.owner);
       }),

@@ -79,6 +79,11 @@ export interface QueueStore {
   ): Promise<QueueRecord | null>;
   /** Deletes the queue and everything kept under it (targets, runs, entries). */
   delete(id: string): Promise<void>;
+  /**
+   * The repository was renamed or moved to another owner on its host: the queue goes with it (its entries and runs are
+   * kept by the queue's id). Duplicate when the repository's new name already has a queue for this branch.
+   */
+  moveToRepository(id: string, repo: RepoRef, at: Date): Promise<{ ok: true; value: QueueRecord } | { ok: false; reason: 'duplicate' | 'not_found' }>;
 }
 
 export interface EntryPageQuery {

@@ -104,6 +104,22 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       await updates.run(`${repoKey(queue.repo)}\n${queue.targetBranch}`, () => stores.queues.update(queue.id, { configFile: null, updatedAt: now() }));
     },
 
+    /**
+     * The repository was renamed or transferred on its host (GitHub's `repository` event): its queues follow, so the
+     * webhooks, which name it by its new name, find them again (found by review: they found none, so a label taken off
+     * changed nothing and a second queue could be made for the same branch). The runner reloads the record. A queue the
+     * new name already has for a branch is left as it is, and the old one with it (said in the answer).
+     */
+    async moveRepository(from: RepoRef, to: RepoRef): Promise<Array<{ targetBranch: string; moved: boolean }>> {
+      const results: Array<{ targetBranch: string; moved: boolean }> = [];
+      for (const queue of await stores.queues.listForOrg(from.host, from.owner, from)) {
+        const moved = await updates.run(`${repoKey(from)}\n${queue.targetBranch}`, () => stores.queues.moveToRepository(queue.id, to, now()));
+        if (moved.ok) await runner.dispatch(queue.id, { type: 'config_changed', config: moved.value.config, requestedState: moved.value.requestedState });
+        results.push({ targetBranch: queue.targetBranch, moved: moved.ok });
+      }
+      return results;
+    },
+
     async delete(input: { repo: RepoRef; targetBranch: string }): Promise<Outcome<QueueRecord>> {
       const found = await findQueue(stores, input.repo, input.targetBranch);
       if (!found.ok) return found;

@@ -57,6 +57,19 @@ test('a valid file on the default branch creates and updates queues; the file wi
   expect((await getQueue('config-one')).json()).toMatchObject({ concurrency: 2, configuredBy: 'api' });
 });
 
+test('a force-push taking the default branch back to an earlier file applies that file again (no commit of the push touches it)', async () => {
+  const repo = h.fake.createRepo('acme/config-rewind');
+  const first = repo.push('main', { change: 'queue file', files: { [FILE]: 'queues:\n  main:\n    concurrency: 3\n' } });
+  await checkOn(first);
+  const second = repo.push('main', { change: 'queue file 2', files: { [FILE]: 'queues:\n  main:\n    concurrency: 2\n' } });
+  await checkOn(second);
+  expect((await getQueue('config-rewind')).json()).toMatchObject({ concurrency: 2, configuredBy: { commitSha: second } });
+  // Rolled back by force-push: the push lists no commit, so nothing in it names the file (found by review: kept 2).
+  repo.resetBranch('main', first);
+  await h.fake.waitFor(async () => (await getQueue('config-rewind')).json().concurrency === 3, { message: 'the earlier file to apply again' });
+  expect((await getQueue('config-rewind')).json()).toMatchObject({ concurrency: 3, configuredBy: { commitSha: first } });
+});
+
 test('an invalid file changes nothing and the check run names each bad line; on another branch it is only checked', async () => {
   const repo = h.fake.createRepo('acme/config-two');
   const good = repo.push('main', { change: 'queue file', files: { [FILE]: 'queues:\n  main:\n    concurrency: 2\n' } });

@@ -78,6 +78,31 @@ test('label → test branch → checks pass → merged with the merge-commit-tit
   }
 });
 
+
+test('a repository renamed on GitHub takes its queue along: a label taken off under the new name takes the PR out, and one queued before lands', async () => {
+  const { repo, ref } = await queueFor();
+  const n = greenPullRequest(repo, { title: 'Queued before the rename' });
+  const m = greenPullRequest(repo, { title: 'Taken out after it' });
+  repo.addLabel(n, 'merge-queue');
+  repo.addLabel(m, 'merge-queue');
+  await waitForState(ref, n, 'TESTING');
+  await waitForState(ref, m, 'PENDING');
+  const renamed = h.fake.renameRepo(`acme/${ref.name}`, `${ref.name}-v2`);
+  const moved = { ...ref, name: `${ref.name}-v2` };
+  await h.fake.waitFor(async () => (await h.api('/v1/getQueue', { repo: moved, targetBranch: 'main' })).status === 200, { message: 'the queue to follow the new name' });
+  expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).status).toBe(404);
+  // Webhooks name the repository by its new name now (found by review: they found no queue, so this changed nothing).
+  renamed.removeLabel(m, 'merge-queue');
+  await waitForState(moved, m, 'CANCELLED');
+  const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'] });
+  try {
+    for (const branch of renamed.branches().filter((b) => b.startsWith('mq/'))) h.fake.ci.complete(renamed.branch(branch) as string, 'ci');
+    await h.fake.waitFor(() => renamed.pullRequest(n).merged, { timeoutMs: 20_000, message: 'the PR queued before the rename to be merged' });
+    await waitForState(moved, n, 'MERGED');
+  } finally {
+    stopCi();
+  }
+});
 test('checks fail → FAILED, ejected with a comment naming the failing check; the check run shows the failure', async () => {
   const { repo, ref } = await queueFor();
   const stopCi = h.fake.ci.autoRun({ branches: /^mq\//, checks: ['ci'], conclusion: () => 'failure' });

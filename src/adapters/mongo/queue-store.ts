@@ -156,6 +156,28 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       if (record) recent.delete(recentKey(record.repo, record.targetBranch));
       return record;
     },
+    async moveToRepository(id, repo, at) {
+      const _id = parseObjectId(id);
+      const before = _id ? await Queues.findById(_id).lean<Doc>() : null;
+      if (!_id || !before) return { ok: false, reason: 'not_found' };
+      const moved = { repo: { host: String(repo.host), owner: String(repo.owner), name: String(repo.name) }, repoKey: repoKey(repo), orgKey: orgKey(repo.host, repo.owner), updatedAt: at };
+      // Looked for first: the unique index says so too on MongoDB, but a refusal is clearer than an error.
+      if (await Queues.exists({ repoKey: moved.repoKey, targetBranch: before.targetBranch, _id: { $ne: _id } })) return { ok: false, reason: 'duplicate' };
+      let doc: Doc | null;
+      try {
+        doc = await changes.run(_id.toHexString(), async () => {
+          await Queues.updateOne({ _id }, { $set: moved });
+          changed();
+          return Queues.findById(_id).lean<Doc>();
+        });
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return { ok: false, reason: 'duplicate' };
+        throw error;
+      }
+      recent.delete(recentKey(before.repo, before.targetBranch));
+      recent.delete(recentKey(repo, before.targetBranch));
+      return doc ? { ok: true, value: toRecord(doc) } : { ok: false, reason: 'not_found' };
+    },
     async delete(id) {
       const _id = parseObjectId(id);
       if (!_id) return;

@@ -167,6 +167,12 @@ export class FakeGitHub {
     return new FakeRepo(this, fullName);
   }
 
+  /** Renames a repository as its admin would (same owner): a `repository` `renamed` webhook; the old name still answers. */
+  renameRepo(fullName: string, newName: string): FakeRepo {
+    const repo = this.state.renameRepo(fullName, newName);
+    return new FakeRepo(this, repo.fullName);
+  }
+
   /** The app uninstalled from an account, as its owner would (no webhook: send the one a test wants, when it wants). */
   uninstallApp(account: string): void {
     this.state.uninstall(account);

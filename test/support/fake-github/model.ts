@@ -220,4 +220,5 @@ export type FakeEvent =
   | { name: 'check_suite'; action: 'completed'; repo: string; checkSuiteId: number; headSha: Sha; appId: number; sender: string }
   | { name: 'status'; repo: string; id: number; sender: string }
   | { name: 'issue_comment'; action: 'created' | 'edited' | 'deleted'; repo: string; number: number; commentId: number; sender: string }
-  | { name: 'pull_request_review'; action: 'submitted'; repo: string; number: number; reviewId: number; sender: string };
+  | { name: 'pull_request_review'; action: 'submitted'; repo: string; number: number; reviewId: number; sender: string }
+  | { name: 'repository'; action: 'renamed'; repo: string; from: string; sender: string };

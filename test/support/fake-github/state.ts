@@ -220,6 +220,27 @@ export class FakeState {
     return repo;
   }
 
+  /**
+   * Renames a repository (same owner), as GitHub does: every record of it carries the new name, requests naming the
+   * old one still reach it (GitHub redirects them while no other repository takes the name), and a `repository`
+   * webhook says `renamed` with the old name.
+   */
+  renameRepo(fullName: string, newName: string, sender = 'admin'): Repo {
+    const repo = this.repo(fullName);
+    const from = repo.fullName;
+    const oldName = repo.name;
+    const to = `${repo.owner}/${newName}`;
+    if (this.repos.has(to.toLowerCase())) throw new Error(`fake-github: ${to} already exists`);
+    repo.name = newName;
+    repo.fullName = to;
+    this.repos.set(to.toLowerCase(), repo);
+    for (const commit of this.commits.values()) if (commit.repo === from) commit.repo = to;
+    for (const run of this.checkRuns.values()) if (run.repo === from) run.repo = to;
+    for (const status of this.statuses) if (status.repo === from) status.repo = to;
+    this.emit({ name: 'repository', action: 'renamed', repo: to, from: oldName, sender });
+    return repo;
+  }
+
   repo(fullName: string): Repo {
     const repo = this.repos.get(fullName.toLowerCase());
     if (!repo) throw new Error(`fake-github: no repository ${fullName}`);

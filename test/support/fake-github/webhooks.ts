@@ -244,6 +244,8 @@ export class FakeWebhooks {
       }
       case 'push':
         return this.push(e, repo);
+      case 'repository':
+        return { action: e.action, changes: { repository: { name: { from: e.from } } } };
       case 'create':
       case 'delete':
         return {
