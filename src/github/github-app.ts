@@ -228,8 +228,11 @@ export function githubApp(deps: GitHubAppDeps) {
 
     app.on(['check_run.completed', 'check_run.created', 'check_suite.completed'], async (context) =>
       withRepo(context, async (repo, payload) => {
-        const source = (payload.check_run ?? payload.check_suite) as { head_sha?: string; pull_requests?: Array<{ number: number }>; app?: { id?: number } } | undefined;
+        const source = (payload.check_run ?? payload.check_suite) as { head_sha?: string; status?: string; pull_requests?: Array<{ number: number }>; app?: { id?: number } } | undefined;
         if (!source?.head_sha) return;
+        // A check run created queued or in progress decides nothing (a test run waits for results, a PR's readiness for
+        // its checks to end): its completion comes as its own event (found by review: every job of a CI read the PR twice).
+        if (context.payload.action === 'created' && source.status !== 'completed') return;
         // Our own "Merge Queue" check run changing says nothing new (and reading the PR for it costs a request).
         if (source.app?.id === deps.appId) return;
         // A queue's test commit is no PR's head: nothing more to look for (found by review: every check of every test

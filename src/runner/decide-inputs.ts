@@ -80,7 +80,22 @@ export function decideInputs(state: EngineState, items: InboxItem[], together = 
   // still waiting for it: a read answered while the merge was in flight was only pending (a forced push then, found by
   // review: applied with the merge's outcome, it left the queue waiting for a read nobody asked for).
   if (readBase || state.baseSha === null || (state.awaitingBaseHead === true && (!awaitingBefore || mergeFinished))) actions.push({ type: 'read_base_head' });
-  return { state, actions, ...(queued ? { queued } : {}) };
+  return { state, actions: oneReadPerPullRequest(actions), ...(queued ? { queued } : {}) };
+}
+
+/**
+ * A PR is read once per decision however many of its inputs asked (found by review: each of a CI's 40 jobs reports a
+ * check, and each check event read the PR again, 3 to 5 requests a time, ahead of the queue's own runs and landings).
+ * The read happens after the decision is recorded, so one answers them all.
+ */
+function oneReadPerPullRequest(actions: RunnerAction[]): RunnerAction[] {
+  const asked = new Set<number>();
+  return actions.filter((action) => {
+    if (action.type !== 'refresh_pull_request') return true;
+    if (asked.has(action.prNumber)) return false;
+    asked.add(action.prNumber);
+    return true;
+  });
 }
 
 /** The queue could not be settled after inputs decided together: which input is to blame is found one by one. */

@@ -33,3 +33,19 @@ test("a status on a waiting PR's head tells its queue, found in the cached entri
   await handled(app, ['status'], () => fake.ci.status(sha, 'ci', 'success'));
   expect(app.calls).toEqual([`checks ${sha.slice(0, 7)}`, 'enqueued read', `changed #${n}`]);
 });
+
+test('a check run created queued or in progress is not news; created completed, or completing, it is (found by review: each job of a CI read the PR twice)', async () => {
+  app = await appOnFakeGitHub();
+  const { fake, repo } = app;
+  const n = repo.openPullRequest({ title: 'Its CI runs' });
+  const sha = repo.pullRequest(n).headSha;
+  app.calls.length = 0;
+  await handled(app, ['check_run'], () => fake.ci.start(sha, 'lint'));
+  expect(app.calls).toEqual([]);
+  await handled(app, ['check_run'], () => fake.ci.complete(sha, 'lint'));
+  expect(app.calls).toEqual([`checks ${sha.slice(0, 7)}`, `changed #${n}`]);
+  app.calls.length = 0;
+  // Created already completed (a check that reports only its result): one event, and it counts.
+  await handled(app, ['check_run'], () => fake.ci.complete(sha, 'build'));
+  expect(app.calls).toEqual([`checks ${sha.slice(0, 7)}`, `changed #${n}`]);
+});

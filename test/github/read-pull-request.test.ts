@@ -191,6 +191,12 @@ describe("readPullRequest: GitHub's `blocked`, told apart", () => {
       expect(await judge([review('writer', 'APPROVED'), review('other', 'APPROVED'), review('other', 'CHANGES_REQUESTED')])).not.toHaveProperty('checksPending');
     });
 
+    test("a request for changes from someone without write access blocks nothing GitHub blocks on: waiting for its checks (found by review: it demoted the PR)", async () => {
+      expect(await judge([review('writer', 'APPROVED'), review('drive-by', 'CHANGES_REQUESTED', 'CONTRIBUTOR')], true)).toMatchObject({ mergeability: 'not_mergeable', checksPending: true });
+      // A member's or collaborator's counts whatever their access (the association does not say it).
+      expect(await judge([review('writer', 'APPROVED'), review('member', 'CHANGES_REQUESTED', 'MEMBER')])).not.toHaveProperty('checksPending');
+    });
+
     test('no approval that counts (none, or only from someone without write access): a real block', async () => {
       expect(await judge([])).not.toHaveProperty('checksPending');
       expect(await judge([review('drive-by', 'APPROVED', 'CONTRIBUTOR'), review('writer', 'COMMENTED')])).not.toHaveProperty('checksPending');

@@ -76,3 +76,13 @@ test('what an input records sees the entries added or ended by the inputs before
   expect(records(true)).toEqual({ priorities: [['e1', 0]], cancelled: ['e2'] });
   expect(records(true)).toEqual(records(false));
 });
+
+test('a PR asked to be read again by many inputs of one round is read once (found by review: a CI\'s every check event read it)', () => {
+  const state = initialEngineState('main', { concurrency: 1 }, 'base0');
+  const refresh = (i: number, prNumber: number): InboxItem => ({ id: `r${i}`, queueId: 'q', at: 1_000 + i, input: { type: 'refresh_pull_request', prNumber } });
+  const { actions } = decideInputs(state, [refresh(1, 7), refresh(2, 8), refresh(3, 7), refresh(4, 7), refresh(5, 8)]);
+  expect(actions.filter((a) => a.type === 'refresh_pull_request')).toEqual([
+    { type: 'refresh_pull_request', prNumber: 7 },
+    { type: 'refresh_pull_request', prNumber: 8 },
+  ]);
+});

@@ -28,14 +28,19 @@ function reviewsRequired(policy: BranchPolicy): { approvals: number } | null {
   return { approvals };
 }
 
-/** Whether the PR's reviews meet the requirement: enough approvals, and no reviewer's latest word a request for changes. */
+/**
+ * Whether the PR's reviews meet the requirement: enough approvals, and no reviewer's latest word a request for changes.
+ * Only reviewers who may have write access count either way: GitHub blocks on a request for changes by someone with
+ * write access, and a drive-by reviewer's (found by review: it demoted an admitted PR and lost its place). Members and
+ * collaborators count, whatever their access: a request that blocks must never be ignored.
+ */
 async function reviewsMet(client: GitHubClient, repo: RepoRef, prNumber: number, approvals: number): Promise<boolean> {
   const reviews = await readAllPages(client, 'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...repoParams(repo), pull_number: prNumber }, (data) => data as PullRequestReviewData[]);
   const latest = new Map<string, PullRequestReviewData>();
   for (const review of reviews) if (review.user && review.state !== 'COMMENTED' && review.state !== 'PENDING') latest.set(review.user.login, review);
-  const verdicts = [...latest.values()];
+  const verdicts = [...latest.values()].filter((review) => COUNTED_ASSOCIATIONS.has(review.author_association));
   if (verdicts.some((review) => review.state === 'CHANGES_REQUESTED')) return false;
-  return verdicts.filter((review) => review.state === 'APPROVED' && COUNTED_ASSOCIATIONS.has(review.author_association)).length >= approvals;
+  return verdicts.filter((review) => review.state === 'APPROVED').length >= approvals;
 }
 
 /**
