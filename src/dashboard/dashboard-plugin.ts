@@ -21,6 +21,11 @@ const DASHBOARD_CSP =
 
 /** A comment line now and then keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
+/**
+ * Live streams open at once per token (its sessions' included): a team may share one organization token, each with a
+ * few tabs, but one credential must not hold sockets and heartbeat reads without end (found by review).
+ */
+export const MAX_STREAMS_PER_TOKEN = 100;
 
 /**
  * The dashboard: its pages (built files, same origin, nothing from a CDN) at /,
@@ -28,7 +33,7 @@ const HEARTBEAT_MS = 15_000;
  * organization's queues changed; pages then read what they show. Reads only:
  * a session cookie (or an x-api-token header) is enough, no CSRF token.
  */
-export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { sandbox: boolean; uiRoot?: string; heartbeatMs?: number }): FastifyPluginAsync {
+export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { sandbox: boolean; uiRoot?: string; heartbeatMs?: number; maxStreamsPerToken?: number }): FastifyPluginAsync {
   const uiRoot = options.uiRoot ?? DEFAULT_UI_ROOT;
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   return async (app) => {
@@ -36,6 +41,7 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
     app.get('/ui/config', { schema: { hide: true } }, async () => ({ sandbox: options.sandbox }));
 
     const open = new Set<() => void>();
+    const streamsOf = new Map<string, number>();
     // A server shutting down ends open streams instead of waiting for them: before in-flight requests are waited for
     // (preClose), since a stream is one that never completes by itself (onClose came after that wait, and never).
     app.addHook('preClose', async () => {
@@ -46,6 +52,21 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       const socket = request.raw.socket;
       const token = await authenticateRequest(request, deps);
       if (!token) return sendError(reply, 401, 'Sign in first: a session cookie or an x-api-token header is needed.');
+      if ((streamsOf.get(token.id) ?? 0) >= (options.maxStreamsPerToken ?? MAX_STREAMS_PER_TOKEN)) {
+        return sendError(reply, 429, `This token has ${options.maxStreamsPerToken ?? MAX_STREAMS_PER_TOKEN} live streams open already (dashboard tabs, its sessions' included): close some, then reload.`);
+      }
+      streamsOf.set(token.id, (streamsOf.get(token.id) ?? 0) + 1);
+      let counted = true;
+      const uncount = () => {
+        if (!counted) return;
+        counted = false;
+        const left = (streamsOf.get(token.id) ?? 1) - 1;
+        if (left > 0) streamsOf.set(token.id, left);
+        else streamsOf.delete(token.id);
+      };
+      // Counted from here: a client gone while the versions are read below is no stream.
+      request.raw.once('close', uncount);
+      socket.once('close', uncount);
       const queues = await deps.stores.queues.listForOrg(token.host, token.owner);
       // Read before `hello`, on which pages read their views: a change after this is told, however soon.
       const since = await live.versions(queues.map((q) => q.id));
@@ -53,6 +74,7 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       // Gone before or while those were read: no event of it comes again. An EventSource never half-closes, so the
       // end of what it sends counts too (some Node versions keep the socket open for the answer after it).
       if (socket.destroyed || socket.readableEnded) {
+        uncount();
         socket.destroy();
         return;
       }
@@ -112,6 +134,7 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       }, heartbeatMs);
       heartbeat.unref();
       const end = () => {
+        uncount();
         if (!open.delete(end)) return;
         clearInterval(heartbeat);
         stopWatching();

@@ -143,18 +143,21 @@ export function githubApp(deps: GitHubAppDeps) {
         const parsed = parseComment(comment.body);
         if (parsed.kind === 'none') return;
         const reply = (body: string) => replyOnce(context, body, comment.created_at);
-        const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
         const writer = () => canWrite(context, comment.user.login);
+        // Asked first: anyone may comment on a public repository, and each command read the PR and the queue before
+        // (found by review: a stream of comments from readers spent the installation's requests the queue lands with).
+        if (!(await writer())) return void (await reply(replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`)));
+        const { data: pull } = await context.octokit.rest.pulls.get(context.repo({ pull_number: issue.number }));
         const queue = await findOrConfigure(deps, context, repo, pull.base.ref, writer);
-        const mayNot = () => replyTo(`@${comment.user.login}, only people with write access to this repository can use queue commands.`);
-        // A queue only the repository's file names is configured for writers alone: anyone else is told why, not "no queue".
-        if (!queue) return void (await reply((await writer()) ? noQueueComment(pull.base.ref) : mayNot()));
+        if (!queue) return void (await reply(noQueueComment(pull.base.ref)));
         if (!queue.config.commandsEnabled) return void (await reply(replyTo(`Commands are turned off for the \`${pull.base.ref}\` queue.`)));
-        if (!(await writer())) return void (await reply(mayNot()));
         // Told only to those who may command the queue, and where commands are on: the App's answers are its own.
         if (parsed.kind === 'invalid') return void (await reply(replyTo(parsed.message)));
         if (parsed.command.kind === 'merge' && changedAfter(pull.updated_at, comment.created_at)) {
           return void (await reply(replyTo(changedAfterCommand(pull.head.sha))));
+        }
+        if (parsed.command.kind !== 'merge' && (await queuedAgainSince(deps, queue.id, issue.number, comment.created_at))) {
+          return void (await reply(replyTo(`This \`/mq ${parsed.command.kind}\` was written before #${issue.number} was queued again, so it changed nothing; comment again to ${parsed.command.kind === 'cancel' ? 'take it out' : 'restart its tests'}.`)));
         }
         const outcome = await run(deps, parsed.command, { repo, targetBranch: pull.base.ref, prNumber: issue.number }, pull.head.sha, `comment:${comment.id}`);
         if (outcome) await reply(replyTo(outcome));
@@ -340,6 +343,21 @@ function changedAfter(updatedAt: string, commentedAt: string): boolean {
   const updated = Date.parse(updatedAt);
   const commented = Date.parse(commentedAt);
   return Number.isFinite(updated) && Number.isFinite(commented) && updated > commented;
+}
+
+/** Clocks differ: a PR queued again up to this long after a comment (by this service's clock) may have come before it. */
+const COMMAND_CLOCK_SKEW_MS = 30_000;
+
+/**
+ * Whether the PR's current attempt began after the comment was written: a `/mq cancel` or `/mq restart` handled late (its
+ * delivery retried minutes later, or asked of GitHub again days later) was meant for an earlier attempt (found by
+ * review: it took out a PR another writer had queued again since).
+ */
+async function queuedAgainSince(deps: GitHubAppDeps, queueId: string, prNumber: number, commentedAt: string): Promise<boolean> {
+  const commented = Date.parse(commentedAt);
+  if (!Number.isFinite(commented)) return false;
+  const entry = await deps.stores.entries.find(queueId, prNumber);
+  return entry !== null && entry.submittedAt.getTime() > commented + COMMAND_CLOCK_SKEW_MS;
 }
 
 /** How long an answer about someone's write access is reused (a label on four PRs asks once). */

@@ -15,7 +15,7 @@ import type { Stores } from '../../src/ports/stores.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The service's stream route over stores the test controls: listing takes `listMs`; the token holds while `valid`. */
-async function liveServer(options: { listMs?: number } = {}) {
+async function liveServer(options: { listMs?: number; maxStreamsPerToken?: number } = {}) {
   const versions = new Map<string, number>();
   const auth = { valid: true };
   const queueIds = ['q1'];
@@ -35,7 +35,7 @@ async function liveServer(options: { listMs?: number } = {}) {
   } as unknown as ApiDeps;
   const live = new LiveUpdates(stores, 60_000);
   const app = Fastify();
-  await app.register(dashboardPlugin(deps, live, { sandbox: false, uiRoot: '/nonexistent', heartbeatMs: 100 }));
+  await app.register(dashboardPlugin(deps, live, { sandbox: false, uiRoot: '/nonexistent', heartbeatMs: 100, ...(options.maxStreamsPerToken ? { maxStreamsPerToken: options.maxStreamsPerToken } : {}) }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   // A raw socket, not node:http's client: a test file that ran before in the same Jest worker may have left nock's
@@ -131,6 +131,26 @@ test('a queue created after the connect is told at the next heartbeat and watche
     await until(() => seen.text.includes('"queueId":"q1","version":-1'));
     expect(seen.text).toContain('event: queue\ndata: {"queueId":"q1","version":-1}');
     expect(server.live.watchedQueues).toBe(1);
+  } finally {
+    await server.close();
+  }
+});
+
+test('one token holds at most so many streams: one more is a 429 naming why, and a stream ended makes room (found by review)', async () => {
+  const server = await liveServer({ maxStreamsPerToken: 2 });
+  try {
+    const first = server.open();
+    const seenFirst = reading(first);
+    const seenSecond = reading(server.open());
+    await until(() => seenFirst.text.includes('event: hello') && seenSecond.text.includes('event: hello'));
+    const third = reading(server.open());
+    await until(() => third.text.includes('HTTP/1.1 429'));
+    expect(third.text).toMatch(/HTTP\/1\.1 429[\s\S]*live streams open already/);
+    first.destroy();
+    await sleep(100);
+    const fourth = reading(server.open());
+    await until(() => fourth.text.includes('event: hello'));
+    expect(fourth.text).toContain('HTTP/1.1 200');
   } finally {
     await server.close();
   }

@@ -125,9 +125,11 @@ test("a required check of the PR run again while it is tested: GitHub blocks it 
   const n = greenPullRequest(repo, { title: 'Flaky check re-run' });
   repo.addLabel(n, 'merge-queue');
   await waitForState(ref, n, 'TESTING');
-  // The author re-runs the PR's own `ci`: GitHub answers `blocked` until it reports (check_run.created reaches the queue).
+  // The author re-runs the PR's own `ci`: GitHub answers `blocked` until it reports. Its creation in progress is not
+  // news to the queue; another check of the PR completing meanwhile is, and the PR is read while `ci` runs.
   h.fake.ci.start(repo.pullRequest(n).headSha, 'ci');
   expect(repo.pullRequest(n)).toMatchObject({ mergeable: true, mergeableState: 'blocked' });
+  h.fake.ci.complete(repo.pullRequest(n).headSha, 'lint');
   await h.fake.waitFor(async () => ((await prState(ref, n)).readiness as { gitHubMergeability?: string } | undefined)?.gitHubMergeability === 'not_mergeable', {
     message: 'the queue to read the blocked PR',
   });

@@ -238,7 +238,7 @@ test('a PR whose mergeability the host is still computing is read again until it
 
 test('the engine’s events go out as webhook events, in order per PR, with stable ids and the supplement’s payload', async () => {
   const published: OutgoingEvent[] = [];
-  const own = await startApiHarness({ sandboxTimeScale: 0.02, prefix: 'events', outbox: { publish: async (event) => void published.push(event) } });
+  const own = await startApiHarness({ sandboxTimeScale: 0.02, prefix: 'events', outbox: { publish: async (...events) => void published.push(...events) } });
   try {
     const ownToken = await own.tokenFor('demo', 'sandbox');
     const repo = { host: 'sandbox', owner: 'demo', name: 'events' };

@@ -27,7 +27,7 @@ export interface AppOnFake {
  * and their heads (what `enqueued` answers). Check events then record `checks <sha>`, `enqueued read` and `changed #n`.
  */
 export async function appOnFakeGitHub(
-  options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown; queued?: number[]; testCommits?: string[]; waiting?: Array<{ prNumber: number; headSha: string }> } = {},
+  options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown; queued?: number[]; queuedAt?: Date; testCommits?: string[]; waiting?: Array<{ prNumber: number; headSha: string }> } = {},
 ): Promise<AppOnFake> {
   const fake = await startFakeGitHub(options);
   const repo = fake.createRepo('acme/widgets');
@@ -39,8 +39,8 @@ export async function appOnFakeGitHub(
     // noStoredQueue: no queue is stored for the branch (one only the repository's file would create).
     stores: {
       queues: { find: async () => (options.noStoredQueue ? null : queue), listForOrg: async () => (options.noStoredQueue ? [] : [queue]) },
-      // queued: the PRs the queue holds (TESTING); no other PR has an entry.
-      entries: { find: async (_queueId: string, prNumber: number) => (options.queued?.includes(prNumber) ? { prNumber, state: 'TESTING' } : null) },
+      // queued: the PRs the queue holds (TESTING, their attempt submitted at queuedAt, else long ago); no other PR has an entry.
+      entries: { find: async (_queueId: string, prNumber: number) => (options.queued?.includes(prNumber) ? { prNumber, state: 'TESTING', submittedAt: options.queuedAt ?? new Date(0) } : null) },
     },
     pullRequests: {
       submit: async (ref: { prNumber: number; headSha?: string; repo?: unknown; targetBranch?: string }) => {

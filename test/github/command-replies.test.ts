@@ -131,3 +131,31 @@ test('/mq restart names its comment, so the same comment handled twice asks for 
   const commentId = (commented!.payload as { comment: { id: number } }).comment.id;
   expect(calls).toEqual([`restart #${pr} for comment:${commentId}`, `restart #${pr} for comment:${commentId}`]);
 });
+
+// Found by review: a cancel handled late (its delivery retried, or asked of GitHub again days later) took out a PR
+// another writer had queued again since the comment.
+test('a /mq cancel or restart written before the PR was queued again changes nothing and says so; one written after acts', async () => {
+  const at = Date.parse('2026-11-29T12:00:00Z');
+  for (const [queuedAt, acts] of [
+    [at + 5 * 60_000, false], // queued again five minutes after the comment
+    [at - 5 * 60_000, true], // queued before it
+  ] as const) {
+    const setup = await appOnFakeGitHub({ defaultPermission: 'read', queued: [1], queuedAt: new Date(queuedAt), now: () => new Date(at) });
+    try {
+      setup.repo.setPermission('alice', 'write');
+      const pr = setup.repo.openPullRequest({ title: 'Add a widget', user: 'bob' });
+      expect(pr).toBe(1);
+      for (const body of ['/mq cancel', '/mq restart']) await handled(setup, ['issue_comment'], () => setup.repo.comment(pr, body, 'alice'));
+      const replies = setup.repo.comments(pr).filter((c) => c.user !== 'alice').map((c) => c.body);
+      if (acts) {
+        expect(setup.calls.filter((c) => !c.startsWith('changed'))).toEqual([`cancel #1`, expect.stringMatching(/^restart #1 for comment:/)]);
+        expect(replies).toEqual([]);
+      } else {
+        expect(setup.calls.filter((c) => /cancel|restart/.test(c))).toEqual([]);
+        expect(replies).toEqual([expect.stringContaining('`/mq cancel` was written before #1 was queued again'), expect.stringContaining('`/mq restart` was written before #1 was queued again')]);
+      }
+    } finally {
+      await setup.fake.close();
+    }
+  }
+});
