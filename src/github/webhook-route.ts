@@ -6,6 +6,15 @@ import { recordedBody, WEBHOOK_BODY_LIMIT_BYTES } from './recorded-body.js';
 
 export const WEBHOOK_PATH = '/api/github/webhooks';
 
+/** Bodies up to this size are read without counting: GitHub's usual deliveries are a few KiB. */
+const SMALL_BODY_BYTES = 1024 * 1024;
+/**
+ * Larger bodies are read only while those being read add up to less than this. Anyone can send the headers, and the
+ * signature can be checked only once the whole body is read (found by review: a hundred parallel 25 MiB bodies held
+ * gigabytes before any was refused). Past it a delivery is a 503: the redelivery sweep asks GitHub for it again.
+ */
+export const LARGE_BODIES_BUDGET_BYTES = 4 * 25 * 1024 * 1024;
+
 /** The little of Probot's webhooks the route needs. */
 export interface WebhookReceiver {
   verify(payload: string, signature: string): Promise<boolean>;
@@ -20,8 +29,10 @@ export interface WebhookReceiver {
  * slow GitHub never makes a delivery time out. A delivery id is applied once; one the service gave up
  * on (every attempt failed) is handled again when GitHub redelivers it.
  */
-export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: DeliveryStore; handler: DeliveryHandler; now?: () => Date }): FastifyPluginAsync {
+export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: DeliveryStore; handler: DeliveryHandler; now?: () => Date; largeBodiesBudgetBytes?: number }): FastifyPluginAsync {
   const now = options.now ?? (() => new Date());
+  const budget = options.largeBodiesBudgetBytes ?? LARGE_BODIES_BUDGET_BYTES;
+  let largeBodiesBytes = 0;
   return async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: WEBHOOK_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
@@ -30,6 +41,23 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
     const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
       if (!header(request, 'x-github-event') || !header(request, 'x-github-delivery')) return sendError(reply, 400, 'A GitHub webhook needs the x-github-event and x-github-delivery headers.');
       if (!header(request, 'x-hub-signature-256')) return sendError(reply, 401, 'The x-hub-signature-256 header is missing.');
+      // A body without a stated length (chunked) counts as the largest allowed.
+      const stated = Number(request.headers['content-length']);
+      const bytes = Number.isFinite(stated) && stated >= 0 ? stated : WEBHOOK_BODY_LIMIT_BYTES;
+      if (bytes <= SMALL_BODY_BYTES || bytes > WEBHOOK_BODY_LIMIT_BYTES) return; // The latter: a 413 from the body limit.
+      if (largeBodiesBytes + bytes > budget) {
+        reply.header('retry-after', '60');
+        return sendError(reply, 503, 'Too many large webhook bodies are being read at once; redeliver this one.');
+      }
+      largeBodiesBytes += bytes;
+      let held = true;
+      const release = () => {
+        if (!held) return;
+        held = false;
+        largeBodiesBytes -= bytes;
+      };
+      reply.raw.once('close', release);
+      reply.raw.once('finish', release);
     };
 
     app.post(WEBHOOK_PATH, { schema: { hide: true }, bodyLimit: WEBHOOK_BODY_LIMIT_BYTES, onRequest }, async (request, reply) => {
