@@ -12,9 +12,14 @@ import type { DeliveryStore } from '../ports/delivery-store.js';
  * that filter as a 4xx or 5xx answer, and does not say what it records when it could not connect at all. Each event
  * (guid) with no 2xx answer that this service never received is asked for again (`POST .../attempts`), oldest first
  * (commands and labels apply in the order they were given), at most REDELIVERIES times in all (claims under unique
- * keys, so replicas do not ask twice). An event we answered with a 4xx (a signature that did not match, a malformed
- * request) would be refused again, and is left. A delivery received twice is applied once, by its id.
+ * keys, so replicas do not ask twice). A 4xx answer to an event never received is asked again too (found by review: a
+ * proxy's 429 or 408 in a burst, a 404 while a deploy mounted the route, a 401 while the webhook secret was being
+ * changed are not the event's fault), unless it says the event itself is refused whatever the moment: 400 (malformed),
+ * 413 (too large), 415. A delivery received twice is applied once, by its id.
  */
+
+/** Answers that refuse the event itself: asked again, it would be refused again. */
+const REFUSED_FOR_GOOD = new Set([400, 413, 415]);
 
 /** Redeliveries asked for one event, over all replicas: after these failed as well it is given up (and logged). */
 export const REDELIVERIES = 2;
@@ -65,8 +70,7 @@ export function redeliverFailed(options: { app: () => Promise<AppClient>; delive
     let reached = startedAt;
     for (const [guid, event] of events) {
       if (event.answered || received.has(guid)) continue; // In our hands (GitHub may still list an attempt that timed out).
-      // Refused by us (4xx): asked again, it would be refused again.
-      if (event.latest.status_code >= 400 && event.latest.status_code < 500) continue;
+      if (REFUSED_FOR_GOOD.has(event.latest.status_code)) continue;
       if (requested >= ASKED_PER_SWEEP) {
         reached = Date.parse(event.first.delivered_at);
         break;
