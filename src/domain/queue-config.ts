@@ -62,6 +62,12 @@ export interface QueueConfig {
    * queues stored before it existed: 0.
    */
   retryFailedTests?: number;
+  /**
+   * Bot accounts (`dependabot[bot]`, `renovate[bot]`) whose label changes count as a writer's. GitHub cannot say a bot
+   * has write access (it is no collaborator), so without this no bot's label queued a PR; the repository's writers
+   * name the ones they trust. Absent in queues stored before it existed: none.
+   */
+  labelingBots?: string[];
 }
 
 /** The default stall alert: past the default test timeout, so one long run alone never looks stalled. */
@@ -69,7 +75,7 @@ export const DEFAULT_STALL_ALERT_MINUTES = 90;
 
 /** A stored config with what queues stored before a setting existed take for it (as the queue record reads them). */
 export function withStoredDefaults(config: QueueConfig): QueueConfig {
-  return { ...config, stallAlertMinutes: config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES, retryFailedTests: config.retryFailedTests ?? 0, tuning: config.tuning ?? 'fixed' };
+  return { ...config, stallAlertMinutes: config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES, retryFailedTests: config.retryFailedTests ?? 0, tuning: config.tuning ?? 'fixed', labelingBots: config.labelingBots ?? [] };
 }
 
 /**
@@ -105,4 +111,5 @@ export const DEFAULT_QUEUE_CONFIG: Readonly<QueueConfig> = Object.freeze({
   tuning: 'adaptive',
   stallAlertMinutes: DEFAULT_STALL_ALERT_MINUTES,
   retryFailedTests: 0,
+  labelingBots: Object.freeze([]) as unknown as string[],
 });

@@ -77,8 +77,10 @@ export function githubApp(deps: GitHubAppDeps) {
           return;
         }
         if (label.toLowerCase() !== queue.config.enqueueingLabel.toLowerCase()) return;
-        // The same rule as commands: triage can label, but only writers decide what merges.
-        if (!(await canWrite(context, sender))) {
+        // The same rule as commands: triage can label, but only writers decide what merges (and the bots they named).
+        const senderType = (payload.sender as { type?: string } | undefined)?.type;
+        const trustedBot = senderType === 'Bot' && (queue.config.labelingBots ?? []).some((bot) => bot.toLowerCase() === sender.toLowerCase());
+        if (!trustedBot && !(await canWrite(context, sender))) {
           const removed = context.payload.action === 'unlabeled';
           const entry = await deps.stores.entries.find(queue.id, pr.number);
           const queued = entry !== null && !isTerminal(entry.state);
@@ -88,11 +90,11 @@ export function githubApp(deps: GitHubAppDeps) {
           // A label a person took off a PR the queue holds is put back: the label says the PR is queued (and until the
           // first read of the PR since its submission, that read would take it out without it: engine applyFacts).
           // Not a bot's: one that takes the label off whenever it is put on would fight the App for ever.
-          const person = (payload.sender as { type?: string } | undefined)?.type === 'User';
+          const person = senderType === 'User';
           const restored = removed && person && (await restoreLabel(context, pr.number, queue.config.enqueueingLabel, pr.updated_at));
           await reply(
             replyTo(
-              `@${sender}, only people with write access to this repository can ${removed ? 'remove' : 'queue'} pull requests with the \`${queue.config.enqueueingLabel}\` label; ${restored ? 'the label is back, and ' : ''}nothing changed in the queue.`,
+              `@${sender}, only people with write access to this repository can ${removed ? 'remove' : 'queue'} pull requests with the \`${queue.config.enqueueingLabel}\` label; ${restored ? 'the label is back, and ' : ''}nothing changed in the queue.${senderType === 'Bot' ? ` A bot's label counts once the queue's \`labelingBots\` setting names it.` : ''}`,
             ),
           );
           return;

@@ -101,6 +101,7 @@ export async function queueView(stores: Stores, queue: QueueRecord, cache?: Enqu
     ...queue.config,
     stallAlertMinutes: queue.config.stallAlertMinutes ?? DEFAULT_STALL_ALERT_MINUTES,
     retryFailedTests: queue.config.retryFailedTests ?? 0,
+    labelingBots: queue.config.labelingBots ?? [],
     tuning: queue.config.tuning ?? 'fixed',
     configuredBy: queue.configFile ? { file: queue.configFile.path, commitSha: queue.configFile.commitSha, appliedAt: queue.configFile.appliedAt.toISOString() } : 'api',
     createdAt: queue.createdAt.toISOString(),

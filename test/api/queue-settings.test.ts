@@ -23,3 +23,16 @@ test('stallAlertMinutes (default 90) and retryFailedTests (default 0) are shown,
     expect(res.body).toContain(field);
   }
 });
+
+test('labelingBots (default none) takes only bot accounts, and is shown and stored as given', async () => {
+  const ref = { ...queue, targetBranch: 'bots' };
+  expect((await h.post('/v1/createQueue', ref, token)).json()).toMatchObject({ labelingBots: [] });
+  const updated = await h.post('/v1/updateQueue', { ...ref, labelingBots: ['dependabot[bot]', 'renovate[bot]'] }, token);
+  expect(updated.json()).toMatchObject({ labelingBots: ['dependabot[bot]', 'renovate[bot]'] });
+  expect((await h.post('/v1/getQueue', ref, token)).json()).toMatchObject({ labelingBots: ['dependabot[bot]', 'renovate[bot]'] });
+  // A person's account gets a real permission check: naming one here would skip it.
+  const refused = await h.post('/v1/updateQueue', { ...ref, labelingBots: ['alice'] }, token);
+  expect(refused.statusCode).toBe(400);
+  expect(refused.body).toMatch(/labelingBots.*must be a bot account/);
+  expect((await h.post('/v1/updateQueue', { ...ref, labelingBots: [] }, token)).json()).toMatchObject({ labelingBots: [] });
+});

@@ -240,10 +240,11 @@ test('settings: only what was changed is sent, a refusal is said in the API\'s w
   // Mended, with the required checks cleared: the branch protection decides again.
   await page.getByLabel('Retries of a failed PR').fill('1');
   await page.getByLabel('Required checks').fill('');
+  await page.getByLabel('Bots that may label').fill('dependabot[bot]');
   await page.getByRole('button', { name: 'Save' }).click();
-  await expectText(page.getByRole('status'), /Saved: requiredStatuses, retryFailedTests, tuning/);
+  await expectText(page.getByRole('status'), /Saved: requiredStatuses, retryFailedTests, tuning, labelingBots/);
   const stored = await api('/v1/getQueue', queue);
-  expect(stored).toMatchObject({ tuning: 'fixed', retryFailedTests: 1, concurrency: 3, mergeMethod: 'rebase' });
+  expect(stored).toMatchObject({ tuning: 'fixed', retryFailedTests: 1, concurrency: 3, mergeMethod: 'rebase', labelingBots: ['dependabot[bot]'] });
   expect(stored.requiredStatuses).toBeUndefined();
   await shot(page, 'settings');
   // A queue its repository's file configures: shown, read-only, with the file and commit it came from.

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { Probot } from 'probot';
 import { pino } from 'pino';
 import { queueProbotOctokit } from '../../src/adapters/github/index.js';
-import { DEFAULT_QUEUE_CONFIG } from '../../src/domain/queue-config.js';
+import { DEFAULT_QUEUE_CONFIG, type QueueConfig } from '../../src/domain/queue-config.js';
 import { githubApp, type GitHubAppDeps } from '../../src/github/github-app.js';
 import { startFakeGitHub, type BuiltEvent, type FakeGitHub, type FakeRepo } from '../support/fake-github/index.js';
 
@@ -27,14 +27,14 @@ export interface AppOnFake {
  * and their heads (what `enqueued` answers). Check events then record `checks <sha>`, `enqueued read` and `changed #n`.
  */
 export async function appOnFakeGitHub(
-  options: Parameters<typeof startFakeGitHub>[0] & { noStoredQueue?: boolean; cancelAnswer?: unknown; queued?: number[]; queuedAt?: Date; testCommits?: string[]; waiting?: Array<{ prNumber: number; headSha: string }> } = {},
+  options: Parameters<typeof startFakeGitHub>[0] & { config?: Partial<QueueConfig>; noStoredQueue?: boolean; cancelAnswer?: unknown; queued?: number[]; queuedAt?: Date; testCommits?: string[]; waiting?: Array<{ prNumber: number; headSha: string }> } = {},
 ): Promise<AppOnFake> {
   const fake = await startFakeGitHub(options);
   const repo = fake.createRepo('acme/widgets');
   const calls: string[] = [];
   const submittedHeads: Array<string | undefined> = [];
   const submits: Array<Record<string, unknown>> = [];
-  const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG } };
+  const queue = { id: 'q1', repo: { host: 'github.com', owner: 'acme', name: 'widgets' }, targetBranch: 'main', config: { ...DEFAULT_QUEUE_CONFIG, ...options.config } };
   const deps = {
     // noStoredQueue: no queue is stored for the branch (one only the repository's file would create).
     stores: {

@@ -35,6 +35,32 @@ test('a label from a sender GitHub knows no permission of (404): refused and tol
   }
 });
 
+// Found by a review of the App's event handling: GitHub answers a bot's permission with 404, so no bot's label
+// (dependabot's own `labels:` setting, a workflow's) could ever queue a PR.
+test('a bot the queue names in labelingBots queues and unqueues by label; another bot is refused and told how to allow it', async () => {
+  const trusted = await appOnFakeGitHub({ defaultPermission: 'write', config: { labelingBots: ['Dependabot[bot]'] } });
+  try {
+    const pr = trusted.repo.openPullRequest({ title: 'Bump lodash', user: 'dependabot[bot]' });
+    await handled(trusted, ['pull_request'], () => trusted.repo.addLabel(pr, 'merge-queue', 'dependabot[bot]'));
+    await handled(trusted, ['pull_request'], () => trusted.repo.removeLabel(pr, 'merge-queue', 'dependabot[bot]'));
+    expect(trusted.calls).toEqual([`submit #${pr}`, `cancel #${pr}`]);
+    expect(trusted.fake.requestsTo('repos/get-collaborator-permission-level')).toEqual([]); // a named bot is not asked about
+    expect(trusted.repo.comments(pr)).toEqual([]);
+  } finally {
+    await trusted.fake.close();
+  }
+  const other = await appOnFakeGitHub({ defaultPermission: 'write', config: { labelingBots: ['dependabot[bot]'] } });
+  try {
+    const pr = other.repo.openPullRequest({ title: 'Bump react', user: 'renovate[bot]' });
+    other.fake.failNext({ operationId: 'repos/get-collaborator-permission-level', status: 404, message: 'Not Found' });
+    await handled(other, ['pull_request'], () => other.repo.addLabel(pr, 'merge-queue', 'renovate[bot]'));
+    expect(other.calls).toEqual([]);
+    expect(other.repo.comments(pr).map((c) => c.body)).toEqual([expect.stringMatching(/@renovate\[bot\], only people with write access[\s\S]*`labelingBots` setting names it/)]);
+  } finally {
+    await other.fake.close();
+  }
+});
+
 // Found by review: the refusal said "nothing changed in the queue", and the runner's next read of the PR's labels took
 // the PR out without the label all the same.
 test('triage taking the label off a queued PR: the label is put back and the queue keeps it; the App\'s own label is not answered', async () => {

@@ -43,6 +43,11 @@ export const updateQueueFields = z.object({
   stallAlertMinutes: integer(0, 7 * 24 * 60)
     .optional()
     .describe('Minutes without progress (a run started or finished, a PR merged or ejected) while PRs wait before the queue reports itself stalled; 0 turns the alert off. Default 90.'),
+  labelingBots: z
+    .array(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\[bot\]$/, 'must be a bot account: its login ends in [bot], e.g. dependabot[bot]'))
+    .max(20)
+    .optional()
+    .describe('Bot accounts whose label changes count as a writer\'s (GitHub cannot say a bot has write access): e.g. `["dependabot[bot]", "renovate[bot]"]`. Default none.'),
   retryFailedTests: integer(0, 5)
     .optional()
     .describe('Flake tolerance: a PR whose own test run failed is tested again this many times before it is ejected (each retry is on its timeline, reason `retried`). Default 0.'),
@@ -88,6 +93,7 @@ export const queueView = z.object({
   tuning: z.enum(TUNINGS).describe('`adaptive`: the batching and failure settings above are chosen by the queue and not used; `fixed`: they are used as given.'),
   stallAlertMinutes: z.number(),
   retryFailedTests: z.number(),
+  labelingBots: z.array(z.string()),
   configuredBy: z
     .union([z.literal('api'), z.object({ file: z.string(), commitSha: z.string(), appliedAt: z.string() })])
     .describe(

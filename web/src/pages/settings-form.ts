@@ -17,6 +17,7 @@ export type SettingKey =
   | 'commandsEnabled'
   | 'statusCheckEnabled'
   | 'createPrsForTestingBranches'
+  | 'labelingBots'
   | 'stallAlertMinutes';
 
 export interface SettingField {
@@ -64,6 +65,7 @@ export const SETTING_GROUPS: Array<{ title: string; fields: SettingField[] }> = 
     title: 'On the pull request',
     fields: [
       { key: 'enqueueingLabel', label: 'Label', kind: 'text', hint: 'The label that queues a PR.' },
+      { key: 'labelingBots', label: 'Bots that may label', kind: 'list', hint: 'Comma-separated bot accounts whose label counts as a writer\'s, e.g. dependabot[bot].' },
       { key: 'commandsEnabled', label: 'Comment commands', kind: 'boolean', hint: '/mq merge, /mq cancel, /mq restart.' },
       { key: 'commentsEnabled', label: 'Comments', kind: 'boolean', hint: 'A comment on the PR when it is ejected.' },
       { key: 'statusCheckEnabled', label: 'Check run', kind: 'boolean', hint: 'The PR\'s "Merge Queue" check run.' },
@@ -110,8 +112,9 @@ export function changedSettings(loaded: FormValues, values: FormValues): Record<
         .map((name) => name.trim())
         .filter((name) => name !== '');
       if (names.join(', ') === loaded[key]) continue;
-      if (names.length === 0) body.deleteRequiredStatuses = true;
-      else body.requiredStatuses = names;
+      // No required checks is said by deleting them (the branch protection decides again); other lists are sent empty.
+      if (names.length === 0 && key === 'requiredStatuses') body.deleteRequiredStatuses = true;
+      else body[key] = names;
     } else if (field.kind === 'number') {
       const text = String(value).trim();
       body[key] = /^\d+$/.test(text) ? Number(text) : text;

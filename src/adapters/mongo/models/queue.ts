@@ -29,6 +29,8 @@ const configSchema = new Schema(
     directMergeMode: { type: String, enum: DIRECT_MERGE_MODES, required: true },
     stallAlertMinutes: { type: Number, default: DEFAULT_STALL_ALERT_MINUTES },
     retryFailedTests: { type: Number, default: 0 },
+    // Absent in queues stored before it existed: none (withStoredDefaults).
+    labelingBots: { type: [String], default: undefined },
     // Queues stored before tuning existed keep the settings they were given.
     tuning: { type: String, enum: TUNINGS, default: 'fixed' },
   },
