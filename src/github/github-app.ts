@@ -79,8 +79,8 @@ export function githubApp(deps: GitHubAppDeps) {
         if (label.toLowerCase() !== queue.config.enqueueingLabel.toLowerCase()) return;
         // The same rule as commands: triage can label, but only writers decide what merges (and the bots they named).
         const senderType = (payload.sender as { type?: string } | undefined)?.type;
-        const trustedBot = senderType === 'Bot' && (queue.config.labelingBots ?? []).some((bot) => bot.toLowerCase() === sender.toLowerCase());
-        if (!trustedBot && !(await canWrite(context, sender))) {
+        const mayLabel = async (login: string, type: string | undefined) => (type === 'Bot' && (queue.config.labelingBots ?? []).some((bot) => bot.toLowerCase() === login.toLowerCase())) || (await canWrite(context, login));
+        if (!(await mayLabel(sender, senderType))) {
           const removed = context.payload.action === 'unlabeled';
           const entry = await deps.stores.entries.find(queue.id, pr.number);
           const queued = entry !== null && !isTerminal(entry.state);
@@ -105,7 +105,13 @@ export function githubApp(deps: GitHubAppDeps) {
         // list its labels, and the first read since takes it out without the label (engine applyFacts); a read here
         // would cost a request per labelled PR.
         const labeled = context.payload.action === 'labeled';
-        if (!labeled && (await hasLabel(context, pr.number, queue.config.enqueueingLabel))) return;
+        if (!labeled && (await hasLabel(context, pr.number, queue.config.enqueueingLabel))) {
+          // Put back since: by someone who may, or the removal stands (found by review: triage putting the label back
+          // before the removal's delivery was handled kept the PR in the queue, and it landed). Its own label event is
+          // refused and answered when handled.
+          const putBackBy = await lastLabeledBy(context, pr.number, queue.config.enqueueingLabel);
+          if (!putBackBy || (await mayLabel(putBackBy.login, putBackBy.type))) return;
+        }
         const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };
         // The head the writer labeled is what is submitted: a push after it (read as the PR's facts) cancels it.
         const result = labeled
@@ -288,6 +294,13 @@ async function installationNow(octokit: Awaited<ReturnType<Probot['auth']>>, rep
 
 /** GitHub compares label names case-insensitively. */
 const sameLabel = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Who last put the label `name` on the PR (or issue), from its events (oldest first, so every page is read); null when none says. */
+async function lastLabeledBy(context: Context, issueNumber: number, name: string): Promise<{ login: string; type?: string } | null> {
+  const events = await context.octokit.paginate(context.octokit.rest.issues.listEvents, context.repo({ issue_number: issueNumber, per_page: 100 }));
+  const last = events.filter((e) => e.event === 'labeled' && sameLabel((e as { label?: { name?: string } }).label?.name ?? '', name)).at(-1);
+  return last?.actor ? { login: last.actor.login, type: last.actor.type } : null;
+}
 
 /** Whether the PR (or issue) carries the label `name` now, as GitHub says (label names compare case-insensitively). */
 async function hasLabel(context: Context, issueNumber: number, name: string): Promise<boolean> {

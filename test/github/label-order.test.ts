@@ -69,6 +69,25 @@ test('an unlabeled delivery handled after the label was put back does not take t
   fake.assertNoViolations();
 });
 
+// Found by the security review: triage putting the label back before a writer's removal was handled kept the PR queued.
+test('a writer\'s removal handled after someone without write access put the label back still takes the PR out (the events say who)', async () => {
+  repo.setPermission('tom', 'triage');
+  const pr = repo.openPullRequest({ title: 'Add a widget' });
+  repo.addLabel(pr, LABEL, 'alice');
+  repo.removeLabel(pr, LABEL, 'alice');
+  repo.addLabel(pr, LABEL, 'tom');
+  const [first, unlabeled, putBack] = labelEvents();
+  await handle(first!);
+  await handle(unlabeled!);
+  expect(calls).toEqual([`submit #${pr}`, `cancel #${pr}`]);
+  expect(fake.requestsTo('issues/list-events')).toHaveLength(1);
+  // tom's own label is refused when handled (the PR is no longer queued).
+  await handle(putBack!);
+  expect(calls).toEqual([`submit #${pr}`, `cancel #${pr}`]);
+  expect(repo.comments(pr).map((c) => c.body)).toEqual([expect.stringContaining('@tom, only people with write access to this repository can queue')]);
+  fake.assertNoViolations();
+});
+
 test('an unlabeled delivery with the label gone takes the PR out', async () => {
   const pr = repo.openPullRequest({ title: 'Add a widget' });
   repo.addLabel(pr, LABEL, 'alice');

@@ -105,6 +105,8 @@ export interface PullRequest {
   createdAt: string;
   updatedAt: string;
   labels: string[];
+  /** Label changes, oldest first: the issue's events (GET .../issues/{n}/events) list them with who made them. */
+  labelEvents: Array<{ id: number; event: 'labeled' | 'unlabeled'; label: string; actor: string; createdAt: string }>;
   reviews: Review[];
   /** Test-set mergeability; undefined: computed from content and conflicts. */
   mergeableOverride?: { mergeable: boolean | null; mergeableState: string };

@@ -465,6 +465,7 @@ export class FakeState {
       createdAt: now,
       updatedAt: now,
       labels: [],
+      labelEvents: [],
       reviews: [],
       unknownReads: 0,
       pushes: options.commits ?? 1,
@@ -649,6 +650,7 @@ export class FakeState {
       if (pr.labels.some((l) => l.toLowerCase() === label.name.toLowerCase())) continue;
       pr.labels.push(label.name);
       pr.updatedAt = this.now();
+      pr.labelEvents.push({ id: this.nextId(), event: 'labeled', label: label.name, actor: sender, createdAt: pr.updatedAt });
       this.emit({ name: 'pull_request', action: 'labeled', repo: repo.fullName, number, sender, extra: { label: label.name } });
     }
   }
@@ -659,6 +661,7 @@ export class FakeState {
     if (index < 0) throw new GitHubError(404, 'Label does not exist');
     const [removed] = pr.labels.splice(index, 1);
     pr.updatedAt = this.now();
+    pr.labelEvents.push({ id: this.nextId(), event: 'unlabeled', label: removed as string, actor: sender, createdAt: pr.updatedAt });
     this.emit({ name: 'pull_request', action: 'unlabeled', repo: repo.fullName, number, sender, extra: { label: removed } });
   }
 

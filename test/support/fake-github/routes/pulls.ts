@@ -111,6 +111,26 @@ export const pullRoutes: Record<string, Handler> = {
 
   'issues/list-labels-on-issue': (ctx) => paginate(ctx, labelsJson(ctx)),
 
+  // The issue's events, oldest first: here its label changes, each with who made it.
+  'issues/list-events': (ctx) => {
+    const { repo, pr } = prOf(ctx, 'issue_number');
+    return paginate(
+      ctx,
+      pr.labelEvents.map((e) => ({
+        id: e.id,
+        node_id: ctx.shapes.nodeId('LabeledEvent', e.id),
+        url: `${ctx.shapes.api}/repos/${repo.fullName}/issues/events/${e.id}`,
+        actor: ctx.shapes.user(e.actor),
+        event: e.event,
+        commit_id: null,
+        commit_url: null,
+        created_at: e.createdAt,
+        label: { name: e.label, color: ctx.state.label(repo, e.label).color },
+        performed_via_github_app: null,
+      })),
+    );
+  },
+
   'issues/add-labels': (ctx) => {
     const { repo, pr } = prOf(ctx, 'issue_number');
     ctx.state.addLabels(repo, pr.number, labelNames(ctx.body), actorLogin(ctx));
