@@ -42,6 +42,19 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
 
     const open = new Set<() => void>();
     const streamsOf = new Map<string, number>();
+    // An organization's queues, listed once per heartbeat however many of its streams look (found by review: one listing
+    // per stream made the cost follow the open pages).
+    const listed = new Map<string, { at: number; queues: Promise<Array<{ id: string }>> }>();
+    const orgQueues = (host: string, owner: string) => {
+      const key = `${host}\n${owner}`;
+      const known = listed.get(key);
+      if (known && Date.now() - known.at < heartbeatMs) return known.queues;
+      const queues = deps.stores.queues.listForOrg(host, owner);
+      queues.catch(() => listed.delete(key));
+      if (listed.size > 10_000) listed.clear();
+      listed.set(key, { at: Date.now(), queues });
+      return queues;
+    };
     // A server shutting down ends open streams instead of waiting for them: before in-flight requests are waited for
     // (preClose), since a stream is one that never completes by itself (onClose came after that wait, and never).
     app.addHook('preClose', async () => {
@@ -99,7 +112,7 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
         }
       };
       const followQueuesNow = async () => {
-        const now = await deps.stores.queues.listForOrg(token.host, token.owner);
+        const now = await orgQueues(token.host, token.owner);
         const ids = new Set(now.map((q) => q.id));
         const added = [...ids].filter((id) => !watching.has(id));
         const removed = [...watching.keys()].filter((id) => !ids.has(id));

@@ -227,8 +227,11 @@ export function githubApp(deps: GitHubAppDeps) {
         const onDefaultBranch = branch === defaultBranch;
         if (!pushTouchesQueueFile(payload as Parameters<typeof pushTouchesQueueFile>[0])) {
           // A force-push to the default branch may take the file back to an earlier version with no commit listed that
-          // touches it (found by review: the queues kept a file's settings no longer on the branch): applied again then.
-          if (onDefaultBranch && payload.forced === true) await applyDefaultBranchQueueFile(deps, context.octokit, repo);
+          // touches it (found by review: the queues kept a file's settings no longer on the branch): applied again then,
+          // where a file configures the repository's queues already (else the organization's fallback file would take
+          // over queues configured through the API: found by the next review).
+          const followsFile = async () => (await deps.stores.queues.listForOrg(repo.host, repo.owner, repo)).some((q) => q.configFile);
+          if (onDefaultBranch && payload.forced === true && (await followsFile())) await applyDefaultBranchQueueFile(deps, context.octokit, repo);
           return;
         }
         // The queue file changed: checked on the pushed commit, applied when it is the default branch's.

@@ -31,9 +31,11 @@ export type QueueFile = z.infer<typeof queueFileSchema>;
 
 /** The file's JSON Schema, for editors (yaml-language-server) and `GET /schemas/merge-queue.schema.json`. */
 export function queueFileJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(queueFileSchema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> };
+  const schema = z.toJSONSchema(queueFileSchema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
   return {
     ...schema,
+    // A file of `_extends` alone takes its queues from the file it extends: `queues` is checked once they are merged.
+    required: (schema.required ?? []).filter((key) => key !== 'queues'),
     // Probot's config loader takes `_extends` off before the file is checked (queue-file-sync.ts); an editor must accept it too.
     properties: {
       ...schema.properties,

@@ -125,11 +125,9 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       if (!found.ok) return found;
       const queue = found.value;
       const named = describeQueue(input.repo, input.targetBranch);
-      // The file wins: deleted and created again through the API, the queue would take any settings until the file's
-      // next push (found by review). The file stops naming it first, which hands it back to the API.
-      if (queue.configFile) {
-        return conflict(`The queue for ${named} is configured by ${queue.configFile.path} (commit ${queue.configFile.commitSha.slice(0, 7)}): take it out of the file first, then delete it.`);
-      }
+      // A queue a file configures may be deleted too: its repository may be gone, or the App uninstalled, so that no push
+      // would ever hand it back (found by review, which undid a refusal here). Created again through the API, it follows
+      // the API until the file's next push on the default branch.
       return runner.retire(queue.id, async (waiting): Promise<Outcome<QueueRecord>> => {
         // A submission answered and not decided yet is in the queue too (deleted, it would be lost after its 200): a
         // first one holds a claim, a new attempt of an ended PR only its input (waiting). Claims are read before the

@@ -10,8 +10,14 @@ import { signDelivery } from './signing.js';
 import { openLiveSecrets } from './signing-secrets.js';
 import { checkWebhookUrl, type AddressLookup } from './url-safety.js';
 
-/** A delivery the service could not attempt (DNS failing, a secret it cannot open) is tried again after this long. */
-const DEFERRED_MS = 60_000;
+/**
+ * A delivery the service could not attempt (DNS failing, a secret it cannot open) is tried again after a tenth of its age,
+ * between a minute and half an hour; past a day of it, the trouble is taken for the endpoint's (a name whose own servers
+ * fail looks the same) and the attempt counts as failed (found by review: deferred for ever, never dead or disabled).
+ */
+const DEFERRED_MIN_MS = 60_000;
+const DEFERRED_MAX_MS = 30 * 60_000;
+const DEFERRED_FOR_AT_MOST_MS = 24 * 60 * 60_000;
 
 /** What the worker logs through: pino fits. Entries carry delivery and event ids, never a secret or a body. */
 export interface WebhookWorkerLog {
@@ -345,10 +351,13 @@ export class WebhookDeliveryWorker {
     const { store, log } = this.options;
     const at = new Date(this.now());
     let final: boolean;
+    const age = at.getTime() - delivery.createdAt.getTime();
+    if (result.kind === 'deferred' && age >= DEFERRED_FOR_AT_MOST_MS) result = { kind: 'refused', error: result.error };
     if (result.kind === 'deferred') {
       // Tried again later as the same attempt: no attempt spent, no failure counted against the endpoint.
       final = false;
-      await store.updateDelivery(delivery.id, { nextAttemptAt: new Date(at.getTime() + DEFERRED_MS), lastError: result.error.slice(0, MAX_ERROR_LENGTH) });
+      const wait = Math.min(DEFERRED_MAX_MS, Math.max(DEFERRED_MIN_MS, Math.round(age / 10)));
+      await store.updateDelivery(delivery.id, { nextAttemptAt: new Date(at.getTime() + wait), lastError: result.error.slice(0, MAX_ERROR_LENGTH) });
       log.warn({ ...context, error: result.error }, 'webhook delivery not attempted (the service could not): tried again later');
     } else if (result.kind === 'delivered') {
       final = true;

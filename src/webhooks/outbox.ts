@@ -14,7 +14,7 @@ function matches(subscription: WebhookSubscriptionRecord, event: OutgoingEvent):
   return subscription.repo === null || repoKey(subscription.repo) === repoKey(event.payload.repository);
 }
 
-/** Outbox rows written at once (a decision's events for every endpoint: a batch of 10 PRs to 50 endpoints is 1,000 rows). */
+/** Chains of outbox rows written at once (a decision's events for every endpoint: a batch of 10 PRs to 50 endpoints is 1,000 rows). */
 const INSERTS_AT_ONCE = 50;
 
 /**
@@ -79,10 +79,22 @@ export class StoredWebhookOutbox implements WebhookOutbox {
         });
       }
     }
+    // One chain (an endpoint's events of one PR) is written in order, chains side by side: a worker on any replica
+    // takes a chain's lowest sequence it sees as its head, so a later event must never be seen before an earlier one
+    // (found by review: written all at once, `testing` could go out before `submitted`).
+    const chains = new Map<string, WebhookDeliveryRecord[]>();
+    for (const row of rows) {
+      const key = `${row.subscriptionId}\n${row.orderingKey}`;
+      chains.set(key, [...(chains.get(key) ?? []), row]);
+    }
     let added = 0;
-    for (let i = 0; i < rows.length; i += INSERTS_AT_ONCE) {
-      const inserted = await Promise.all(rows.slice(i, i + INSERTS_AT_ONCE).map((row) => this.options.store.insertDelivery(row)));
-      added += inserted.filter((outcome) => outcome.ok).length;
+    const lists = [...chains.values()];
+    for (let i = 0; i < lists.length; i += INSERTS_AT_ONCE) {
+      await Promise.all(
+        lists.slice(i, i + INSERTS_AT_ONCE).map(async (chain) => {
+          for (const row of chain.sort((a, b) => a.sequence - b.sequence)) if ((await this.options.store.insertDelivery(row)).ok) added++;
+        }),
+      );
     }
     if (added > 0) this.options.onPublished?.();
   }

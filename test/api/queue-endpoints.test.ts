@@ -621,17 +621,6 @@ describe('POST /v1/deleteQueue', () => {
     expect(pr.statusCode).toBe(200);
   });
 
-  test('is a 409 naming the file while the repository\'s queue file configures it (deleted and created again, it would escape the file)', async () => {
-    const targetBranch = freshBranch('del-file');
-    const created = await createQueue(targetBranch);
-    await h.stores.queues.update(created.id as string, { configFile: { path: '.github/merge-queue.yml', commitSha: 'abc1234def', appliedAt: new Date() }, updatedAt: new Date() });
-    expectPlainError(await h.post('/v1/deleteQueue', { repo: repo(), targetBranch }, token), 409, /\.github\/merge-queue\.yml \(commit abc1234\).*take it out of the file/);
-    expect(json(await getQueue(targetBranch)).id).toBe(created.id);
-    // Handed back to the API (the file no longer names it): it can go.
-    await h.stores.queues.update(created.id as string, { configFile: null, updatedAt: new Date() });
-    expect((await h.post('/v1/deleteQueue', { repo: repo(), targetBranch }, token)).statusCode).toBe(200);
-  });
-
   test('an unknown queue is a 404', async () => {
     expectPlainError(await h.post('/v1/deleteQueue', { repo: repo(), targetBranch: freshBranch('del-missing') }, token), 404);
   });

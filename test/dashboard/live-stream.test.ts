@@ -19,10 +19,12 @@ async function liveServer(options: { listMs?: number; maxStreamsPerToken?: numbe
   const versions = new Map<string, number>();
   const auth = { valid: true };
   const queueIds = ['q1'];
+  const listings = { count: 0 };
   const stores = {
     engine: { cursors: async (queueId: string) => ({ recordedThrough: versions.get(queueId) ?? 0, actedThrough: 0 }) },
     queues: {
       listForOrg: async () => {
+        listings.count++;
         await sleep(options.listMs ?? 0);
         return queueIds.map((id) => ({ id }));
       },
@@ -51,7 +53,7 @@ async function liveServer(options: { listMs?: number; maxStreamsPerToken?: numbe
     live.stop();
     await app.close();
   };
-  return { versions, auth, queueIds, live, open, close };
+  return { versions, auth, queueIds, listings, live, open, close };
 }
 
 /** The stream's text so far (the raw answer: status line, headers and chunks), and whether the server ended it. */
@@ -151,6 +153,22 @@ test('one token holds at most so many streams: one more is a 429 naming why, and
     const fourth = reading(server.open());
     await until(() => fourth.text.includes('event: hello'));
     expect(fourth.text).toContain('HTTP/1.1 200');
+  } finally {
+    await server.close();
+  }
+});
+
+test("streams of one organization share one listing of its queues per heartbeat, however many are open (found by review)", async () => {
+  const server = await liveServer();
+  try {
+    const streams = [reading(server.open()), reading(server.open()), reading(server.open())];
+    await until(() => streams.every((s) => s.text.includes('event: hello')));
+    const atConnect = server.listings.count; // one each to start
+    await sleep(1_000); // about ten heartbeats of 100 ms
+    const heartbeats = streams[0]!.text.split(': still here').length - 1;
+    expect(heartbeats).toBeGreaterThanOrEqual(5);
+    // One listing per stream per heartbeat would be three times the heartbeats.
+    expect(server.listings.count - atConnect).toBeLessThanOrEqual(heartbeats + 2);
   } finally {
     await server.close();
   }

@@ -134,3 +134,18 @@ test('the organization .github fallback and _extends: a repository without a fil
   expect((await getQueue('plain')).json()).toMatchObject({ concurrency: 3, mergeMethod: 'rebase' });
   expect((await h.api('/v1/updateQueue', { repo: ref('plain'), targetBranch: 'main', concurrency: 1 })).status).toBe(200);
 });
+
+test("a force-push to a repository whose queues are configured through the API leaves them so, though the organization has a file (found by review)", async () => {
+  // The fallback test above made acme/.github (and deleted its file); alone, this one makes it.
+  const org = h.fake.state.findRepo('acme', '.github') ? h.fake.repo('acme/.github') : h.fake.createRepo('acme/.github');
+  await checkOn(org.push('main', { change: 'org queue file again', files: { [FILE]: 'queues:\n  main:\n    concurrency: 4\n' } }));
+  const repo = h.fake.createRepo('acme/api-configured');
+  const first = repo.push('main', { change: 'a change' });
+  repo.push('main', { change: 'another' });
+  expect((await h.api('/v1/createQueue', { repo: ref('api-configured'), targetBranch: 'main', concurrency: 2 })).status).toBe(200);
+  repo.resetBranch('main', first);
+  // The push answered, then handled in the background (the rewind test above applies within this time).
+  await h.fake.webhooks.idle();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  expect((await getQueue('api-configured')).json()).toMatchObject({ concurrency: 2, configuredBy: 'api' });
+});

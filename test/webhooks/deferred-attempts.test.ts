@@ -78,3 +78,33 @@ test('a replica whose key cannot open the signing secret defers the delivery and
   expect(receiver.deliveredIds()).toEqual([event.id]);
   expect(receiver.verificationFailures).toEqual([]);
 });
+
+test('deferred for over a day, the trouble counts as the endpoint\'s: the attempt is spent and the failure counted (found by review: deferred for ever)', async () => {
+  const clock = fakeClock();
+  const lookup: AddressLookup = async () => {
+    throw Object.assign(new Error('server failure'), { code: 'ESERVFAIL' });
+  };
+  const outgoing = outgoingOn(db, { lookup, allowPrivate: false, now: () => new Date(clock.now()) });
+  const created = await outgoing.service.create(ORG, { url: 'https://lame.example/hook' }).catch(() => null);
+  // Registration itself needs the name: made with a resolver that answers, then the endpoint's servers fail.
+  expect(created?.ok).toBe(false);
+  const working = outgoingOn(db, { lookup: async () => ['8.8.8.8'], allowPrivate: false, now: () => new Date(clock.now()) });
+  const made = await working.service.create(ORG, { url: 'https://lame.example/hook' });
+  if (!made.ok) throw new Error(made.failure.message);
+  db.created.push(made.value.webhook.id);
+  const id = made.value.webhook.id;
+  const event = queueEvent(3, 3);
+  await outgoing.outbox.publish(event);
+  await outgoing.worker.runOnce();
+  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(event.id, id))).toMatchObject({ status: 'pending', attempts: 0 });
+  // Two hours on: deferred again, by a tenth of its age (12 minutes).
+  clock.advance(2 * 60 * 60_000);
+  await outgoing.worker.runOnce();
+  const later = await db.stores.webhooks.findDelivery(deliveryIdFor(event.id, id));
+  expect(later).toMatchObject({ status: 'pending', attempts: 0 });
+  expect(later?.nextAttemptAt?.getTime()).toBe(clock.now() + 12 * 60_000);
+  clock.advance(23 * 60 * 60_000);
+  await outgoing.worker.runOnce();
+  expect(await db.stores.webhooks.findDelivery(deliveryIdFor(event.id, id))).toMatchObject({ status: 'failed', attempts: 1 });
+  expect(await db.stores.webhooks.findSubscription(id)).toMatchObject({ consecutiveFailures: 1 });
+});

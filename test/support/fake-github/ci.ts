@@ -77,6 +77,12 @@ export class FakeCi {
     return run.id;
   }
 
+  /** A check run `name` on `sha` created already completed (one `created` event, as CIs that report only results do). */
+  report(sha: Sha, name: string, conclusion: CheckConclusion = 'success'): number {
+    const { state } = this.fake;
+    return state.createCheckRun(state.repoOfSha(sha), this.fake.ciApp.id, { name, headSha: sha, conclusion, output: { title: `${name}: ${conclusion}`, summary: conclusion, text: null } }, this.fake.ciApp.botLogin).id;
+  }
+
   /** A commit status from user `ci-bot` (or `creator`). */
   status(sha: Sha, context: string, stateValue: CommitStatus['state'], options: { description?: string; targetUrl?: string; creator?: string } = {}): number {
     const { state } = this.fake;
