@@ -20,6 +20,8 @@ export interface QueueRecord {
   stalled?: HostOutage | null;
   /** Set while the repository's queue file configures this queue: the file wins over updateQueue. */
   configFile?: QueueFileSource | null;
+  /** The host's own id of the repository (GitHub's `repository.id`), learnt from its webhooks: it stays when the name changes. */
+  hostRepoId?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -1,7 +1,8 @@
+import { LRUCache } from 'lru-cache';
 import type { Context, Probot } from 'probot';
 import { isTerminal } from '../domain/pull-request-state.js';
 import { DEFAULT_QUEUE_CONFIG } from '../domain/queue-config.js';
-import type { RepoRef } from '../domain/repo.js';
+import { repoKey, type RepoRef } from '../domain/repo.js';
 import type { QueueEntryRecord } from '../domain/records.js';
 import type { HostEvents } from '../ports/git-host.js';
 import type { Stores } from '../ports/stores.js';
@@ -50,11 +51,19 @@ function repoOf(deps: GitHubAppDeps, payload: Payload): RepoRef {
  */
 export function githubApp(deps: GitHubAppDeps) {
   return (app: Probot) => {
+    // Which name each repository id was last seen under (in this process): a name it did not have is looked into once.
+    const namesOfIds = new LRUCache<string, string>({ max: 10_000 });
     const withRepo = async (context: Context, work: (repo: RepoRef, payload: Payload) => Promise<void>) => {
       const payload = context.payload as unknown as Payload;
       const repo = repoOf(deps, payload);
       const installation = (payload.installation as { id?: number } | undefined)?.id;
       if (installation) deps.rememberInstallation(repo, installation);
+      // The repository's queues follow it by GitHub's id, whatever name the event gives (renamed, transferred).
+      const id = (payload.repository as { id?: number } | undefined)?.id;
+      if (typeof id === 'number' && namesOfIds.get(`${repo.host}:${id}`) !== repoKey(repo)) {
+        await deps.queues.followRepository(repo, String(id));
+        namesOfIds.set(`${repo.host}:${id}`, repoKey(repo));
+      }
       await work(repo, payload);
     };
 

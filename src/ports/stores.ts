@@ -84,6 +84,10 @@ export interface QueueStore {
    * kept by the queue's id). Duplicate when the repository's new name already has a queue for this branch.
    */
   moveToRepository(id: string, repo: RepoRef, at: Date): Promise<{ ok: true; value: QueueRecord } | { ok: false; reason: 'duplicate' | 'not_found' }>;
+  /** The queues of the repository the host knows by this id, whatever name they hold. */
+  listByHostRepoId(host: string, hostRepoId: string): Promise<QueueRecord[]>;
+  /** Records the host's id of the queue's repository. */
+  setHostRepoId(id: string, hostRepoId: string): Promise<void>;
 }
 
 export interface EntryPageQuery {

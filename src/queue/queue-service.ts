@@ -120,6 +120,22 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
       return results;
     },
 
+    /**
+     * The host's webhooks name the repository `repo`, whose id on the host is `hostRepoId`: queues known by that id under
+     * another name follow it (a rename or transfer whose own event never came: an App registered before it subscribed
+     * to it, or two renames handled out of order), and queues under this name learn the id.
+     */
+    async followRepository(repo: RepoRef, hostRepoId: string): Promise<void> {
+      for (const queue of await stores.queues.listByHostRepoId(repo.host, hostRepoId)) {
+        if (repoKey(queue.repo) === repoKey(repo)) continue;
+        const moved = await updates.run(`${repoKey(queue.repo)}\n${queue.targetBranch}`, () => stores.queues.moveToRepository(queue.id, repo, now()));
+        if (moved.ok) await runner.dispatch(queue.id, { type: 'config_changed', config: moved.value.config, requestedState: moved.value.requestedState });
+      }
+      for (const queue of await stores.queues.listForOrg(repo.host, repo.owner, repo)) {
+        if (queue.hostRepoId !== hostRepoId) await stores.queues.setHostRepoId(queue.id, hostRepoId);
+      }
+    },
+
     async delete(input: { repo: RepoRef; targetBranch: string }): Promise<Outcome<QueueRecord>> {
       const found = await findQueue(stores, input.repo, input.targetBranch);
       if (!found.ok) return found;

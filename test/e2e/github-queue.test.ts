@@ -79,7 +79,7 @@ test('label → test branch → checks pass → merged with the merge-commit-tit
 });
 
 
-test('a repository renamed on GitHub takes its queue along: a label taken off under the new name takes the PR out, and one queued before lands', async () => {
+test.each([false, true])('a repository renamed on GitHub takes its queue along (its renamed event lost: %s): a label taken off under the new name takes the PR out, and one queued before lands', async (silent) => {
   const { repo, ref } = await queueFor();
   const n = greenPullRequest(repo, { title: 'Queued before the rename' });
   const m = greenPullRequest(repo, { title: 'Taken out after it' });
@@ -87,10 +87,14 @@ test('a repository renamed on GitHub takes its queue along: a label taken off un
   repo.addLabel(m, 'merge-queue');
   await waitForState(ref, n, 'TESTING');
   await waitForState(ref, m, 'PENDING');
-  const renamed = h.fake.renameRepo(`acme/${ref.name}`, `${ref.name}-v2`);
+  // Lost: an App registered before it asked for repository events; the queue learnt GitHub's id of the repository
+  // from the label events before, and follows it when the next webhook names it anew.
+  const renamed = h.fake.renameRepo(`acme/${ref.name}`, `${ref.name}-v2`, { silent });
   const moved = { ...ref, name: `${ref.name}-v2` };
-  await h.fake.waitFor(async () => (await h.api('/v1/getQueue', { repo: moved, targetBranch: 'main' })).status === 200, { message: 'the queue to follow the new name' });
-  expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).status).toBe(404);
+  if (!silent) {
+    await h.fake.waitFor(async () => (await h.api('/v1/getQueue', { repo: moved, targetBranch: 'main' })).status === 200, { message: 'the queue to follow the new name' });
+    expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).status).toBe(404);
+  }
   // Webhooks name the repository by its new name now (found by review: they found no queue, so this changed nothing).
   renamed.removeLabel(m, 'merge-queue');
   await waitForState(moved, m, 'CANCELLED');
@@ -99,6 +103,7 @@ test('a repository renamed on GitHub takes its queue along: a label taken off un
     for (const branch of renamed.branches().filter((b) => b.startsWith('mq/'))) h.fake.ci.complete(renamed.branch(branch) as string, 'ci');
     await h.fake.waitFor(() => renamed.pullRequest(n).merged, { timeoutMs: 20_000, message: 'the PR queued before the rename to be merged' });
     await waitForState(moved, n, 'MERGED');
+    expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).status).toBe(404);
   } finally {
     stopCi();
   }

@@ -42,6 +42,8 @@ export async function appOnFakeGitHub(
       // queued: the PRs the queue holds (TESTING, their attempt submitted at queuedAt, else long ago); no other PR has an entry.
       entries: { find: async (_queueId: string, prNumber: number) => (options.queued?.includes(prNumber) ? { prNumber, state: 'TESTING', submittedAt: options.queuedAt ?? new Date(0) } : null) },
     },
+    // The queue follows its repository by id (renames): nothing to follow in these scenarios.
+    queues: { followRepository: async () => undefined },
     pullRequests: {
       submit: async (ref: { prNumber: number; headSha?: string; repo?: unknown; targetBranch?: string }) => {
         calls.push(`submit #${ref.prNumber}`);

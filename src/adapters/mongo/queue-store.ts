@@ -30,6 +30,7 @@ type Doc = {
   landingBlocked?: HostOutage | null;
   stalled?: HostOutage | null;
   configFile?: QueueFileSource | null;
+  hostRepoId?: string | null;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -48,6 +49,7 @@ function toRecord(doc: Doc): QueueRecord {
     landingBlocked: doc.landingBlocked?.since ? { since: doc.landingBlocked.since, message: doc.landingBlocked.message, ...(doc.landingBlocked.nextTryAt ? { nextTryAt: doc.landingBlocked.nextTryAt } : {}) } : null,
     stalled: doc.stalled?.since ? { since: doc.stalled.since, message: doc.stalled.message } : null,
     configFile: doc.configFile?.commitSha ? { path: doc.configFile.path, commitSha: doc.configFile.commitSha, appliedAt: doc.configFile.appliedAt } : null,
+    hostRepoId: doc.hostRepoId ?? null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -155,6 +157,19 @@ export function mongoQueueStore(connection: Connection): QueueStore {
       const record = doc ? toRecord(doc) : null;
       if (record) recent.delete(recentKey(record.repo, record.targetBranch));
       return record;
+    },
+    async listByHostRepoId(host, hostRepoId) {
+      const docs = await Queues.find({ hostRepoId: String(hostRepoId) }).lean<Doc[]>();
+      return docs.map(toRecord).filter((q) => q.repo.host === host);
+    },
+    async setHostRepoId(id, hostRepoId) {
+      const _id = parseObjectId(id);
+      if (!_id) return;
+      await changes.run(_id.toHexString(), async () => {
+        await Queues.updateOne({ _id }, { $set: { hostRepoId: String(hostRepoId) } });
+        changed();
+      });
+      for (const [key, { record }] of [...recent.entries()]) if (record.id === id) recent.delete(key);
     },
     async moveToRepository(id, repo, at) {
       const _id = parseObjectId(id);

@@ -167,9 +167,12 @@ export class FakeGitHub {
     return new FakeRepo(this, fullName);
   }
 
-  /** Renames a repository as its admin would (same owner): a `repository` `renamed` webhook; the old name still answers. */
-  renameRepo(fullName: string, newName: string): FakeRepo {
-    const repo = this.state.renameRepo(fullName, newName);
+  /**
+   * Renames a repository as its admin would (same owner): a `repository` `renamed` webhook (none with `silent`, as
+   * for an App not subscribed to it); the old name still answers.
+   */
+  renameRepo(fullName: string, newName: string, options: { silent?: boolean } = {}): FakeRepo {
+    const repo = this.state.renameRepo(fullName, newName, 'admin', options);
     return new FakeRepo(this, repo.fullName);
   }
 

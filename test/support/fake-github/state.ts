@@ -225,7 +225,7 @@ export class FakeState {
    * old one still reach it (GitHub redirects them while no other repository takes the name), and a `repository`
    * webhook says `renamed` with the old name.
    */
-  renameRepo(fullName: string, newName: string, sender = 'admin'): Repo {
+  renameRepo(fullName: string, newName: string, sender = 'admin', options: { silent?: boolean } = {}): Repo {
     const repo = this.repo(fullName);
     const from = repo.fullName;
     const oldName = repo.name;
@@ -237,7 +237,8 @@ export class FakeState {
     for (const commit of this.commits.values()) if (commit.repo === from) commit.repo = to;
     for (const run of this.checkRuns.values()) if (run.repo === from) run.repo = to;
     for (const status of this.statuses) if (status.repo === from) status.repo = to;
-    this.emit({ name: 'repository', action: 'renamed', repo: to, from: oldName, sender });
+    // `silent`: an App not subscribed to the repository event (registered before it was asked for) hears nothing.
+    if (!options.silent) this.emit({ name: 'repository', action: 'renamed', repo: to, from: oldName, sender });
     return repo;
   }
 

@@ -54,11 +54,14 @@ const queueSchema = new Schema(
       type: new Schema({ path: { type: String, required: true }, commitSha: { type: String, required: true }, appliedAt: { type: Date, required: true } }, { _id: false }),
       default: null,
     },
+    // The host's id of the repository (it stays when the repository is renamed or transferred).
+    hostRepoId: { type: String, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
   { collection: 'queues', versionKey: false },
 );
+queueSchema.index({ hostRepoId: 1 });
 queueSchema.index({ repoKey: 1, targetBranch: 1 }, { unique: true });
 queueSchema.index({ orgKey: 1 });
 
