@@ -20,6 +20,14 @@ afterEach(async () => {
 });
 afterAll(() => db.close());
 
+/** An endpoint registered through `outgoing`'s service (cleaned up after the test); its id. */
+async function endpoint(outgoing: ReturnType<typeof outgoingOn>, url: string): Promise<string> {
+  const created = await outgoing.service.create(ORG, { url });
+  if (!created.ok) throw new Error(created.failure.message);
+  db.created.push(created.value.webhook.id);
+  return created.value.webhook.id;
+}
+
 test('a resolver failing at an attempt defers it: no attempt spent, no failure counted; an address the URL may not use is the endpoint\'s failure', async () => {
   const clock = fakeClock();
   const dns = { down: false, address: '8.8.8.8' }; // public (never connected to here)
@@ -29,10 +37,7 @@ test('a resolver failing at an attempt defers it: no attempt spent, no failure c
   };
   // Private addresses refused, as in production: only then is the name looked up at each attempt.
   const outgoing = outgoingOn(db, { lookup, allowPrivate: false, now: () => new Date(clock.now()) });
-  const created = await outgoing.service.create(ORG, { url: 'https://receiver.example/hook' });
-  if (!created.ok) throw new Error(created.failure.message);
-  db.created.push(created.value.webhook.id);
-  const id = created.value.webhook.id;
+  const id = await endpoint(outgoing, 'https://receiver.example/hook');
   const event = queueEvent(1, 1);
   await outgoing.outbox.publish(event);
 
@@ -85,14 +90,8 @@ test('deferred for over a day, the trouble counts as the endpoint\'s: the attemp
     throw Object.assign(new Error('server failure'), { code: 'ESERVFAIL' });
   };
   const outgoing = outgoingOn(db, { lookup, allowPrivate: false, now: () => new Date(clock.now()) });
-  const created = await outgoing.service.create(ORG, { url: 'https://lame.example/hook' }).catch(() => null);
-  // Registration itself needs the name: made with a resolver that answers, then the endpoint's servers fail.
-  expect(created?.ok).toBe(false);
-  const working = outgoingOn(db, { lookup: async () => ['8.8.8.8'], allowPrivate: false, now: () => new Date(clock.now()) });
-  const made = await working.service.create(ORG, { url: 'https://lame.example/hook' });
-  if (!made.ok) throw new Error(made.failure.message);
-  db.created.push(made.value.webhook.id);
-  const id = made.value.webhook.id;
+  // Registered while its name resolved (registration itself needs it); then its own servers fail.
+  const id = await endpoint(outgoingOn(db, { lookup: async () => ['8.8.8.8'], allowPrivate: false }), 'https://lame.example/hook');
   const event = queueEvent(3, 3);
   await outgoing.outbox.publish(event);
   await outgoing.worker.runOnce();
