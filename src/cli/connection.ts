@@ -45,12 +45,24 @@ export function chooseBaseUrl(opts: ConnectionOptions, env: Env, credentials: Cr
   return { baseUrl: DEFAULT_URL, urlSource: 'the default' };
 }
 
+/** The longest time limit a timer can hold (2^31 - 1 ms): longer, Node's timer fires at once. */
+const MAX_TIMEOUT_SECONDS = 2_147_483;
+
 export function timeoutMs(env: Env): number {
   const raw = env.MQ_TIMEOUT_SECONDS;
   if (raw === undefined || raw === '') return DEFAULT_TIMEOUT_SECONDS * 1000;
   const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw usageError(`MQ_TIMEOUT_SECONDS must be a positive number of seconds, not ${raw}`);
-  return seconds * 1000;
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) throw usageError(`MQ_TIMEOUT_SECONDS must be a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}, not ${raw}`);
+  return Math.max(1, Math.round(seconds * 1000));
+}
+
+/**
+ * A token as a header can carry it: printable ASCII without spaces (found by review: a token read with a line break
+ * and more after it was refused by fetch, whose error, printed, held the whole value). Never echoed.
+ */
+export function checkedToken(token: string, source: string): string {
+  if (!/^[\x21-\x7e]+$/.test(token)) throw usageError(`the token from ${source} holds a space, line break or other character no token has: give the token alone`);
+  return token;
 }
 
 /** The URL as above; the token from `--token`, else `MQ_TOKEN`, else the one `mq login` saved for that URL. */
@@ -60,8 +72,8 @@ export async function resolveConnection(opts: ConnectionOptions, env: Env): Prom
   const credentials = needsFile ? await readCredentials(env) : { servers: {} };
   const { baseUrl, urlSource } = chooseBaseUrl(opts, env, credentials);
   const base = { baseUrl, urlSource, timeoutMs: timeoutMs(env) };
-  if (opts.token) return { ...base, token: opts.token.trim(), tokenSource: '--token' };
-  if (env.MQ_TOKEN) return { ...base, token: env.MQ_TOKEN.trim(), tokenSource: 'MQ_TOKEN' };
+  if (opts.token?.trim()) return { ...base, token: checkedToken(opts.token.trim(), '--token'), tokenSource: '--token' };
+  if (env.MQ_TOKEN?.trim()) return { ...base, token: checkedToken(env.MQ_TOKEN.trim(), 'MQ_TOKEN'), tokenSource: 'MQ_TOKEN' };
   const saved = credentials.servers[baseUrl];
   if (saved) return { ...base, token: saved.token, tokenSource: 'mq login' };
   // Not `--token mq_...`: a token in the command line lands in the shell's history and the process list.

@@ -56,10 +56,12 @@ export async function writeCredentials(env: Env, credentials: Credentials): Prom
     await rm(path, { force: true });
     return;
   }
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
   const temporary = `${path}.${process.pid}.tmp`;
   try {
+    // Only a directory made here is set to 0700: an existing one (MQ_CONFIG_DIR=., ~/.config) keeps its mode (found by
+    // review); the file itself is 0600 either way.
+    const made = await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (made !== undefined) await chmod(dir, 0o700);
     await writeFile(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600, flag: 'w' });
     await chmod(temporary, 0o600);
     await rename(temporary, path);

@@ -38,7 +38,8 @@ function unreachable(url: string, error: unknown, timeoutMs: number): CliError {
   if (name === 'TimeoutError' || name === 'AbortError') return new CliError(`${url} did not answer within ${timeoutMs / 1000} s`, EXIT.unavailable);
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code;
-  const why = (code && NETWORK_CAUSES[code]) ?? cause?.message ?? code ?? (error as Error).message;
+  // Only a network cause is named: fetch's own errors may quote what was sent (a header's value: the token).
+  const why = (code && NETWORK_CAUSES[code]) ?? cause?.message ?? code ?? 'the request could not be sent';
   return new CliError(`cannot reach ${url} (${why}): is the service running there? Set --url or MQ_URL`, EXIT.unavailable);
 }
 
@@ -67,15 +68,21 @@ export async function postApi<T>(target: Target, endpoint: string, body: object)
   const type = response.headers.get('content-type') ?? '';
   if (response.status >= 300 && response.status < 400) {
     const location = response.headers.get('location');
-    throw new CliError(`${response.status} ${url} redirects${location ? ` to ${location}` : ''}: use the address it redirects to as --url`, EXIT.usage);
+    // The service's address, not the endpoint's (found by review: given as --url, `/v1/<endpoint>` was doubled).
+    const base = location?.replace(new RegExp(`/v1/${endpoint}/?(?:[?#].*)?$`), '');
+    throw new CliError(`${response.status} ${url} redirects${location ? ` to ${location}` : ''}: use ${base && base !== location ? base : 'the address it redirects to'} as --url`, EXIT.usage);
   }
   if (response.ok) {
     if (!type.includes('json')) throw new CliError(`${url} answered with ${type || 'no content type'}, not the merge queue API: check --url`, EXIT.unavailable);
+    let parsed: unknown;
     try {
-      return { text, body: JSON.parse(text) as T };
+      parsed = JSON.parse(text);
     } catch {
       throw new CliError(`${url} answered with JSON that does not parse`, EXIT.unavailable);
     }
+    // Every answer of the API is an object: anything else is another service at that address.
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CliError(`${url} answered with JSON that is not the merge queue API's: check --url`, EXIT.unavailable);
+    return { text, body: parsed as T };
   }
   // The API's errors are one plain-text sentence; a proxy's page is not worth printing.
   const sentence = type.includes('html') || text.trimStart().startsWith('<') || text.trim() === '' ? response.statusText || 'error' : text;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, usageError } from './cli-error.js';
-import { chooseBaseUrl, timeoutMs, type ConnectionOptions } from './connection.js';
+import { checkedToken, chooseBaseUrl, timeoutMs, type ConnectionOptions } from './connection.js';
 import { credentialsPath, readCredentials, writeCredentials } from './credentials.js';
 import { postApi } from './http-client.js';
 import type { CliContext } from './io.js';
@@ -9,10 +9,11 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
 /** The token to save: --token, else MQ_TOKEN, else typed at a prompt or piped in. */
 async function tokenToSave(ctx: CliContext, opts: ConnectionOptions, baseUrl: string): Promise<string> {
-  const given = opts.token ?? ctx.env.MQ_TOKEN ?? (ctx.io.readSecret ? await ctx.io.readSecret(`Token for ${baseUrl}: `) : '');
+  // Blank counts as unset, as for every other command (`MQ_TOKEN= mq login` asks).
+  const given = opts.token?.trim() || ctx.env.MQ_TOKEN?.trim() || (ctx.io.readSecret ? await ctx.io.readSecret(`Token for ${baseUrl}: `) : '');
   const token = given.trim();
   if (!token) throw usageError('no token: set MQ_TOKEN or pipe it in (from `mq token create`); --token works too, but leaves it in the shell history');
-  return token;
+  return checkedToken(token, opts.token?.trim() ? '--token' : ctx.env.MQ_TOKEN?.trim() ? 'MQ_TOKEN' : 'the prompt');
 }
 
 /** `mq login`: checks the token against the server, then saves it for that URL (file 0600). */

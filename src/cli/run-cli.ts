@@ -64,7 +64,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       if (error.message) io.stderr(`mq: ${oneLine(error.message)}`);
       exitCode = error.exitCode;
     } else {
-      io.stderr(error instanceof Error ? oneLine(error.message) : String(error));
+      // Always one `mq:` line, whatever failed (found by review: a bare Node error came out).
+      io.stderr(`mq: ${oneLine(error instanceof Error ? error.message : String(error))}`);
       exitCode = EXIT.usage;
     }
   } finally {

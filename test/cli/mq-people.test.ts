@@ -256,6 +256,45 @@ describe('mq failures: exit codes and one line', () => {
     expectFailure(down, 4, new RegExp(`^mq: cannot reach http://127\\.0\\.0\\.1:${closed}/v1/getQueueBoard \\(connection refused\\)`));
   });
 
+  // Found by a review of the CLI: fetch's refusal of such a header quoted it, so the token (and what was piped after it)
+  // was printed; a time limit a timer cannot hold broke every request; an answer of another service crashed bare.
+  test('a token with a line break is refused without being printed; a time limit out of range and an answer of another service are said in one line', async () => {
+    const secret = 'mq_abc\nOTHER_SECRET=hunter2';
+    const badToken = await mqWith({ MQ_URL: url, MQ_TOKEN: secret, MQ_REPO: REPO, MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
+    expectFailure(badToken, 1, /^mq: the token from MQ_TOKEN holds a space, line break/);
+    expect(badToken.stderr).not.toContain('hunter2');
+    const badLogin = await mqWith({ MQ_TOKEN: secret, MQ_CONFIG_DIR: join(scratch, 'login-config') }, 'login', '--url', url);
+    expectFailure(badLogin, 1, /^mq: the token from MQ_TOKEN holds/);
+    expect(badLogin.stderr).not.toContain('hunter2');
+    const huge = await mqWith({ MQ_URL: url, MQ_TOKEN: token, MQ_REPO: REPO, MQ_TIMEOUT_SECONDS: '99999999', MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
+    expectFailure(huge, 1, /^mq: MQ_TIMEOUT_SECONDS must be a number of seconds above 0 and at most 2147483/);
+    const other = createServer();
+    const port = await new Promise<number>((resolve) =>
+      other
+        .on('connection', (socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]'))
+        .listen(0, '127.0.0.1', () => resolve((other.address() as { port: number }).port)),
+    );
+    try {
+      const notOurs = await mqWith({ MQ_URL: `http://127.0.0.1:${port}`, MQ_TOKEN: token, MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
+      expectFailure(notOurs, 4, /^mq: http:\/\/127\.0\.0\.1:\d+\/v1\/listQueues answered with JSON that is not the merge queue API's/);
+    } finally {
+      other.close();
+    }
+    // A redirect names the service's address to use, not the endpoint's (given as --url, `/v1/listQueues` was doubled).
+    const redirecting = createServer();
+    const redirectPort = await new Promise<number>((resolve) =>
+      redirecting
+        .on('connection', (socket) => socket.end('HTTP/1.1 301 Moved Permanently\r\nlocation: https://mq.example.com/v1/listQueues\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'))
+        .listen(0, '127.0.0.1', () => resolve((redirecting.address() as { port: number }).port)),
+    );
+    try {
+      const moved = await mqWith({ MQ_URL: `http://127.0.0.1:${redirectPort}`, MQ_TOKEN: token, MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
+      expectFailure(moved, 1, /redirects to https:\/\/mq\.example\.com\/v1\/listQueues: use https:\/\/mq\.example\.com as --url$/);
+    } finally {
+      redirecting.close();
+    }
+  });
+
   test('--help documents the exit codes', async () => {
     const help = await mqWith({}, '--help');
     expect(help.code).toBe(0);
