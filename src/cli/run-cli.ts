@@ -74,8 +74,22 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   return exitCode;
 }
 
-/** The line with control characters (C0 but tab and newline, DEL, C1: escape sequences among them) shown as U+FFFD. */
+/**
+ * The line with control characters (C0 but tab and newline, DEL, C1: escape sequences among them) shown as U+FFFD. JSON
+ * (`--json`) keeps its data: DEL and C1, which JSON may hold raw, are escaped instead (`\u009b`), so a script parses what
+ * the API answered (found by review: they were replaced).
+ */
 export function printable(line: string): string {
+  if (/^[[{]/.test(line) && isJson(line)) return line.replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   // eslint-disable-next-line no-control-regex
   return line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd');
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

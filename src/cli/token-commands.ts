@@ -32,7 +32,7 @@ export function registerTokenCommands(program: Command, ctx: CliContext, state: 
       const { loadConfig } = await import('../config/env.js');
       const loaded = loadConfig(ctx.env);
       if (!loaded.ok) {
-        io.stderr(loaded.message);
+        io.stderr(`mq: ${loaded.message}`);
         throw new CliError('', 1);
       }
       const { openDatabase } = await import('../database.js');
@@ -52,12 +52,12 @@ export function registerTokenCommands(program: Command, ctx: CliContext, state: 
     .option('--name <name>', 'a label to recognise the token by')
     .action(async (opts: { host: string; owner: string; name?: string }) => {
       if (!HOST.test(opts.host) || opts.host.length > 253) {
-        io.stderr('--host must be a host name such as github.com');
+        io.stderr('mq: --host must be a host name such as github.com');
         state.exitCode = 1;
         return;
       }
       if (!OWNER.test(opts.owner)) {
-        io.stderr('--owner must be an owner (organization) name without slashes or spaces');
+        io.stderr('mq: --owner must be an owner (organization) name without slashes or spaces');
         state.exitCode = 1;
         return;
       }
@@ -82,7 +82,7 @@ export function registerTokenCommands(program: Command, ctx: CliContext, state: 
     .action(async (id: string) => {
       const revoked = await withTokens((tokens) => tokens.revoke(id));
       if (!revoked) {
-        io.stderr(`No token has id ${id}.`);
+        io.stderr(`mq: no token has id ${id}.`);
         state.exitCode = 1;
         return;
       }

@@ -65,7 +65,7 @@ describe('mq token', () => {
   test('revoke of an unknown id and bad options fail with exit code 1 and a message', async () => {
     const unknown = await mq('token', 'revoke', '0123456789abcdef01234567');
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr.join('\n')).toMatch(/No token has id/);
+    expect(unknown.stderr.join('\n')).toMatch(/^mq: no token has id/m);
 
     const garbage = await mq('token', 'revoke', 'not-an-id');
     expect(garbage.code).toBe(1);
@@ -73,7 +73,7 @@ describe('mq token', () => {
     const badHost = await mq('token', 'create', '--host', 'not a host', '--owner', 'x');
     expect(badHost.code).toBe(1);
     expect(badHost.stdout).toEqual([]);
-    expect(badHost.stderr.join('\n')).toMatch(/--host/);
+    expect(badHost.stderr.join('\n')).toMatch(/^mq: --host/m);
 
     const missingOwner = await mq('token', 'create', '--host', 'github.com');
     expect(missingOwner.code).toBe(1);

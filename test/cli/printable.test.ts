@@ -17,3 +17,12 @@ test('every line the CLI writes goes through it, its own errors included', async
   expect(lines.join('\n')).not.toContain('\u001b');
   expect(lines.join('\n')).toContain('\ufffd[2Jqueues');
 });
+
+test('JSON keeps its data: DEL and C1 are escaped, not replaced, so a script parses what the API answered (found by review)', () => {
+  const answer = JSON.stringify({ title: 'Fix \u009b31m the \u007f build', note: 'line\nbreak' });
+  const shown = printable(answer);
+  expect(shown).not.toMatch(/[\u007f-\u009f]/);
+  expect(JSON.parse(shown)).toEqual({ title: 'Fix \u009b31m the \u007f build', note: 'line\nbreak' });
+  // Not JSON: replaced as before.
+  expect(printable('{ not json \u009b')).toBe('{ not json \ufffd');
+});
