@@ -118,7 +118,7 @@ export function githubApp(deps: GitHubAppDeps) {
           // Put back since: by someone who may, or the removal stands (found by review: triage putting the label back
           // before the removal's delivery was handled kept the PR in the queue, and it landed). Its own label event is
           // refused and answered when handled.
-          const putBackBy = await lastLabeledBy(context, pr.number, queue.config.enqueueingLabel);
+          const putBackBy = await lastLabeledBy(context, pr.number, queue.config.enqueueingLabel, deps.appId);
           if (!putBackBy || (await mayLabel(putBackBy.login, putBackBy.type))) return;
         }
         const ref = { repo, targetBranch: pr.base.ref, prNumber: pr.number };
@@ -307,10 +307,15 @@ async function installationNow(octokit: Awaited<ReturnType<Probot['auth']>>, rep
 /** GitHub compares label names case-insensitively. */
 const sameLabel = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
-/** Who last put the label `name` on the PR (or issue), from its events (oldest first, so every page is read); null when none says. */
-async function lastLabeledBy(context: Context, issueNumber: number, name: string): Promise<{ login: string; type?: string } | null> {
+/**
+ * Who last put the label `name` on the PR (or issue), from its events (oldest first, so every page is read); null when
+ * none says. This App's own labels are passed over: it only puts back what someone who may not took off, so who put the
+ * label on before is who decided.
+ */
+async function lastLabeledBy(context: Context, issueNumber: number, name: string, appId: number): Promise<{ login: string; type?: string } | null> {
   const events = await context.octokit.paginate(context.octokit.rest.issues.listEvents, context.repo({ issue_number: issueNumber, per_page: 100 }));
-  const last = events.filter((e) => e.event === 'labeled' && sameLabel((e as { label?: { name?: string } }).label?.name ?? '', name)).at(-1);
+  const byOthers = events.filter((e) => (e as { performed_via_github_app?: { id?: number } | null }).performed_via_github_app?.id !== appId);
+  const last = byOthers.filter((e) => e.event === 'labeled' && sameLabel((e as { label?: { name?: string } }).label?.name ?? '', name)).at(-1);
   return last?.actor ? { login: last.actor.login, type: last.actor.type } : null;
 }
 

@@ -67,6 +67,7 @@ export async function appOnFakeGitHub(
       return (options.waiting ?? []).map((pr) => ({ prNumber: pr.prNumber, state: 'NOT_READY', facts: { headSha: pr.headSha } }));
     },
     hostName: 'github.com',
+    appId: fake.app.id,
     rememberInstallation() {},
   } as unknown as GitHubAppDeps;
   const quiet = pino({ level: 'silent' });

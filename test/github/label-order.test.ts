@@ -88,6 +88,31 @@ test('a writer\'s removal handled after someone without write access put the lab
   fake.assertNoViolations();
 });
 
+test('a writer\'s stale removal, the label since put on by a writer, taken off by triage and put back by the App: the App\'s own label is passed over and the PR stays', async () => {
+  const app = await appOnFakeGitHub({ defaultPermission: 'read', queued: [1] });
+  try {
+    app.repo.setPermission('alice', 'write');
+    app.repo.setPermission('tom', 'triage');
+    const pr = app.repo.openPullRequest({ title: 'Add a widget' });
+    expect(pr).toBe(1);
+    app.fake.webhooks.drop();
+    app.repo.addLabel(pr, LABEL, 'alice');
+    app.repo.removeLabel(pr, LABEL, 'alice');
+    app.repo.addLabel(pr, LABEL, 'alice');
+    app.repo.removeLabel(pr, LABEL, 'tom');
+    const events = app.fake.webhooks.drop().filter((e) => e.event === 'pull_request');
+    const [, staleRemoval, , tomsRemoval] = events;
+    const receive = (e: BuiltEvent, id: string) => app.probot.receive({ id, name: e.event, payload: e.payload } as Parameters<Probot['receive']>[0]);
+    await receive(tomsRemoval!, 'toms'); // put back by the App, with a reply
+    expect(app.repo.pullRequest(pr).labels).toContain(LABEL);
+    await receive(staleRemoval!, 'stale'); // alice's first removal, handled late
+    expect(app.calls.filter((c) => c.startsWith('cancel'))).toEqual([]);
+    app.fake.assertNoViolations();
+  } finally {
+    await app.fake.close();
+  }
+});
+
 test('an unlabeled delivery with the label gone takes the PR out', async () => {
   const pr = repo.openPullRequest({ title: 'Add a widget' });
   repo.addLabel(pr, LABEL, 'alice');

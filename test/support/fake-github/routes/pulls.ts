@@ -126,7 +126,8 @@ export const pullRoutes: Record<string, Handler> = {
         commit_url: null,
         created_at: e.createdAt,
         label: { name: e.label, color: ctx.state.label(repo, e.label).color },
-        performed_via_github_app: null,
+        // As GitHub: an App's installation acting names the App.
+        performed_via_github_app: appOfBot(ctx, e.actor),
       })),
     );
   },
@@ -202,3 +203,11 @@ export const pullRoutes: Record<string, Handler> = {
     return ok({ permission: legacy, role_name: p, user: { ...user, permissions, role_name: p } });
   },
 };
+
+/** The App whose installation acts as `login` (`<slug>[bot]`), as issue events name it; null for anyone else. */
+function appOfBot(ctx: RouteContext, login: string): Record<string, unknown> | null {
+  const app = [...ctx.state.apps.values()].find((a) => a.botLogin.toLowerCase() === login.toLowerCase());
+  if (!app) return null;
+  const owner = ctx.shapes.user('octo-org');
+  return { id: app.id, slug: app.slug, node_id: ctx.shapes.nodeId('Integration', app.id), owner, name: app.name, description: null, external_url: `${ctx.shapes.web}/apps/${app.slug}`, html_url: `${ctx.shapes.web}/apps/${app.slug}`, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z', permissions: {}, events: [] };
+}
