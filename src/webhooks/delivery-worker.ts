@@ -10,6 +10,9 @@ import { signDelivery } from './signing.js';
 import { openLiveSecrets } from './signing-secrets.js';
 import { checkWebhookUrl, type AddressLookup } from './url-safety.js';
 
+/** Deliveries of one chain a lane sends one after another in a round, after its first. */
+const CHAIN_RUN_PER_ROUND = 20;
+
 /**
  * A delivery the service could not attempt (DNS failing, a secret it cannot open) is tried again after a tenth of its age,
  * between a minute and half an hour; past a day of it, the trouble is taken for the endpoint's (a name whose own servers
@@ -93,6 +96,8 @@ export class WebhookDeliveryWorker {
   private readonly userAgent: string;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  /** Set by stop() until the next start(): a lane sends no further event of its chain. */
+  private stopping = false;
   /** Bumped by each start; attempts of an abandoned epoch never record (as if that process died). */
   private epoch = 0;
   private abandonedThrough = -1;
@@ -115,6 +120,7 @@ export class WebhookDeliveryWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = false;
     this.epoch += 1;
     this.round = null;
     this.scheduleTick(0);
@@ -136,6 +142,7 @@ export class WebhookDeliveryWorker {
    */
   async stop(options: { graceMs?: number } = {}): Promise<void> {
     this.running = false;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const current = this.round;
@@ -195,14 +202,28 @@ export class WebhookDeliveryWorker {
     let attempted = 0;
     const epoch = this.epoch;
     await eachLimited(heads, this.options.concurrency ?? 4, async (head) => {
-      if (this.abandonedThrough >= epoch) return;
       const subscription = subscriptions.get(head.subscriptionId);
       if (!subscription) return;
-      try {
-        if (await this.attempt(head, subscription, epoch)) attempted += 1;
-      } catch (error) {
-        // The store failed mid-attempt: the claim expires and a later round repeats the attempt.
-        this.options.log.error({ err: error, deliveryId: head.id, eventId: head.eventId, subscriptionId: head.subscriptionId }, 'webhook attempt failed');
+      // A delivered event's successor in its chain goes next in the same lane, while it is due (found by review: a
+      // chain sent one event a round, so a PR's backlog of 6 events after an outage took 6 rounds, each as long as its
+      // slowest attempt).
+      let next: WebhookDeliveryRecord | null = head;
+      for (let sent = 0; next && sent <= CHAIN_RUN_PER_ROUND; sent++) {
+        // Stopping: the attempt in flight finishes, no next one starts.
+        if (this.abandonedThrough >= epoch || (sent > 0 && this.stopping)) return;
+        const delivery: WebhookDeliveryRecord = next;
+        next = null;
+        try {
+          const result = await this.attempt(delivery, subscription, epoch);
+          if (result !== null) attempted += 1;
+          if (result !== 'delivered') break;
+          const successor = await store.chainHead(delivery.subscriptionId, delivery.orderingKey);
+          if (successor && (successor.nextAttemptAt === null || successor.nextAttemptAt <= new Date(this.now()))) next = successor;
+        } catch (error) {
+          // The store failed mid-attempt: the claim expires and a later round repeats the attempt.
+          this.options.log.error({ err: error, deliveryId: delivery.id, eventId: delivery.eventId, subscriptionId: delivery.subscriptionId }, 'webhook attempt failed');
+          break;
+        }
       }
     });
     return attempted;
@@ -269,17 +290,18 @@ export class WebhookDeliveryWorker {
   }
 
   /** Claims, sends and records one attempt; false when someone else has it or it is no longer due. */
-  private async attempt(delivery: WebhookDeliveryRecord, subscription: WebhookSubscriptionRecord, epoch: number): Promise<boolean> {
+  /** Claims, sends and records one attempt: null when someone else has it or it is no longer due, else its result's kind. */
+  private async attempt(delivery: WebhookDeliveryRecord, subscription: WebhookSubscriptionRecord, epoch: number): Promise<AttemptResult['kind'] | null> {
     const { store, log } = this.options;
     const attemptNo = delivery.attempts + 1;
     const claimedAt = new Date(this.now());
     const claim = await store.claimAttempt(delivery.id, attemptNo, this.owner, claimedAt, this.leaseMs);
-    if (!claim) return false;
+    if (!claim) return null;
     // Read again under the claim: another worker may have finished this attempt meanwhile.
     const fresh = await store.findDelivery(delivery.id);
     if (!fresh || fresh.attempts !== delivery.attempts || (fresh.status !== 'pending' && fresh.status !== 'failed') || (fresh.nextAttemptAt !== null && fresh.nextAttemptAt > claimedAt)) {
       await store.releaseClaim(claim);
-      return false;
+      return null;
     }
     const context = { deliveryId: fresh.id, eventId: fresh.eventId, subscriptionId: subscription.id, attempt: attemptNo };
     const controller = new AbortController();
@@ -287,14 +309,14 @@ export class WebhookDeliveryWorker {
     try {
       const result = await this.send(fresh, subscription, controller.signal, context);
       // A crashed (abandoned) worker records nothing: its claim expires and the attempt is repeated.
-      if (this.abandonedThrough >= epoch) return true;
+      if (this.abandonedThrough >= epoch) return 'failed';
       const holder = await store.latestClaim(fresh.id, attemptNo);
       if (!holder || holder.takeover !== claim.takeover || holder.owner !== this.owner) {
         log.warn({ ...context, result: result.kind }, 'webhook attempt outlived its claim; another worker owns it, result not recorded');
-        return true;
+        return 'failed';
       }
       await this.record(fresh, subscription, attemptNo, result, context);
-      return true;
+      return result.kind;
     } finally {
       this.inFlight.delete(controller);
     }

@@ -262,3 +262,12 @@ test('an endpoint nobody listens on: a failed attempt whose error names the caus
   expect(delivery).toMatchObject({ status: 'failed', attempts: 1, lastResponseCode: null, lastError: expect.stringMatching(/^The request failed: .*ECONNREFUSED/) });
   expect(await deliveryCounts(outgoing.metrics)).toMatchObject({ failed: 1 });
 });
+
+test("a delivered event's successor in its chain goes next in the same round: a PR's backlog of events is one round, not one a round (found by review)", async () => {
+  const outgoing = setUp();
+  const { receiver } = await receiverFor(outgoing);
+  const backlog = [1, 2, 3, 4, 5, 6].map((seq) => queueEvent(seq, 40));
+  await outgoing.outbox.publish(...backlog);
+  expect(await outgoing.worker.runOnce()).toBe(6);
+  expect(receiver.deliveredIds()).toEqual(backlog.map((e) => e.id));
+});
