@@ -1,5 +1,4 @@
 import type { WebhookSubscriptionRecord } from '../ports/webhook-store.js';
-import { OUTBOX_MEMORY_MS } from './outbox-retention.js';
 
 /** The reason an endpoint its owner disabled carries (updateWebhook `enabled: false`). */
 export const DISABLED_BY_OWNER = 'Disabled through updateWebhook.';
@@ -8,13 +7,12 @@ export const DISABLED_BY_OWNER = 'Disabled through updateWebhook.';
  * Whether new events are recorded for the endpoint. An endpoint disabled for failing still receives them, held (not
  * attempted) until its owner enables it again, then delivered in order: retries end after about two days and the
  * endpoint is disabled after one, so dropping events then lost for good what happened while a receiver was down over
- * a weekend (found by review). Held for as long as deliveries are remembered, then no longer recorded; an endpoint its
- * owner disabled receives nothing.
+ * a weekend (found by review). Each held event is kept as long as any delivery is remembered (OUTBOX_MEMORY_MS), so
+ * however long the endpoint stays disabled its owner gets the last 14 days' events, with no gap (a cut-off on the
+ * endpoint's disabling left one: found by the next review). An endpoint its owner disabled receives nothing.
  */
-export function receivesEvents(subscription: WebhookSubscriptionRecord, now: Date): boolean {
-  if (subscription.disabledReason === null) return true;
-  if (subscription.disabledReason === DISABLED_BY_OWNER) return false;
-  return subscription.disabledAt !== null && now.getTime() - subscription.disabledAt.getTime() < OUTBOX_MEMORY_MS;
+export function receivesEvents(subscription: WebhookSubscriptionRecord): boolean {
+  return subscription.disabledReason !== DISABLED_BY_OWNER;
 }
 
 const HOUR = 3_600_000;

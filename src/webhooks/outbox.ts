@@ -38,12 +38,12 @@ export class StoredWebhookOutbox implements WebhookOutbox {
     return (this.options.now ?? (() => new Date()))();
   }
 
-  private async receiving(org: { host: string; owner: string }, at: Date): Promise<WebhookSubscriptionRecord[]> {
-    return (await this.options.store.listSubscriptions(org.host, org.owner)).filter((s) => receivesEvents(s, at));
+  private async receiving(org: { host: string; owner: string }): Promise<WebhookSubscriptionRecord[]> {
+    return (await this.options.store.listSubscriptions(org.host, org.owner)).filter((s) => receivesEvents(s));
   }
 
   async hasSubscribers(repo: RepoRef): Promise<boolean> {
-    const subscriptions = await this.receiving(repo, this.now());
+    const subscriptions = await this.receiving(repo);
     return subscriptions.some((s) => s.repo === null || repoKey(s.repo) === repoKey(repo));
   }
 
@@ -55,7 +55,7 @@ export class StoredWebhookOutbox implements WebhookOutbox {
     for (const event of events) {
       const { host, owner } = event.payload.repository;
       const org = orgKey(host, owner);
-      if (!listed.has(org)) listed.set(org, this.receiving({ host, owner }, at));
+      if (!listed.has(org)) listed.set(org, this.receiving({ host, owner }));
       const subscriptions = ((await listed.get(org)) ?? []).filter((s) => matches(s, event));
       const body = JSON.stringify(event.payload);
       for (const subscription of subscriptions) {
