@@ -14,6 +14,11 @@ const SMALL_BODY_BYTES = 1024 * 1024;
  * gigabytes before any was refused). Past it a delivery is a 503: the redelivery sweep asks GitHub for it again.
  */
 export const LARGE_BODIES_BUDGET_BYTES = 4 * 25 * 1024 * 1024;
+/**
+ * A large body not read whole within this long is cut off: GitHub itself gives a delivery 10 s, so a slower upload is
+ * not GitHub's, and a slow sender cannot hold its share of the budget for the server's whole request time-out.
+ */
+export const LARGE_BODY_READ_MS = 10_000;
 
 /** The little of Probot's webhooks the route needs. */
 export interface WebhookReceiver {
@@ -29,7 +34,7 @@ export interface WebhookReceiver {
  * slow GitHub never makes a delivery time out. A delivery id is applied once; one the service gave up
  * on (every attempt failed) is handled again when GitHub redelivers it.
  */
-export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: DeliveryStore; handler: DeliveryHandler; now?: () => Date; largeBodiesBudgetBytes?: number }): FastifyPluginAsync {
+export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: DeliveryStore; handler: DeliveryHandler; now?: () => Date; largeBodiesBudgetBytes?: number; largeBodyReadMs?: number }): FastifyPluginAsync {
   const now = options.now ?? (() => new Date());
   const budget = options.largeBodiesBudgetBytes ?? LARGE_BODIES_BUDGET_BYTES;
   let largeBodiesBytes = 0;
@@ -51,11 +56,16 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
       }
       largeBodiesBytes += bytes;
       let held = true;
+      const cut = setTimeout(() => request.raw.destroy(), options.largeBodyReadMs ?? LARGE_BODY_READ_MS);
+      cut.unref();
       const release = () => {
+        clearTimeout(cut);
         if (!held) return;
         held = false;
         largeBodiesBytes -= bytes;
       };
+      request.raw.once('end', () => clearTimeout(cut)); // read whole: handled however long that takes
+      request.raw.once('close', release);
       reply.raw.once('close', release);
       reply.raw.once('finish', release);
     };
