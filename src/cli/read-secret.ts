@@ -1,7 +1,10 @@
 import { CliError } from './cli-error.js';
 
-/** Piped in, a secret must start to arrive within this long: a pipe nobody writes to (ssh, `exec -T`, CI) would hang. */
-const PIPE_WAIT_MS = 10_000;
+/**
+ * Piped in, a secret must start to arrive within this long: a pipe nobody writes to (ssh, `exec -T`, CI) would hang;
+ * a password manager piping it may ask its own question first (`op read ... | mq login`), so a minute.
+ */
+const PIPE_WAIT_MS = 60_000;
 /** A shell's exit code for a command stopped by Ctrl-C. */
 const INTERRUPTED = 130;
 
@@ -18,18 +21,22 @@ export async function readSecret(prompt: string, input: NodeJS.ReadStream = proc
   input.setEncoding('utf8');
   return new Promise((resolve, reject) => {
     let typed = '';
-    const finish = (value: string) => {
+    const stopReading = () => {
       input.setRawMode(false);
       input.pause();
       input.off('data', onData);
       output.write('\n');
+    };
+    const finish = (value: string) => {
+      stopReading();
       resolve(value);
     };
     const onData = (data: string) => {
       for (const char of data) {
         if (char === '\r' || char === '\n' || char === '\u0004') return finish(typed.trim());
         if (char === '\u0003') {
-          finish('');
+          // Rejected, not resolved empty: the command stops as Ctrl-C stops any (found by review: it said "no token").
+          stopReading();
           return reject(new CliError('', INTERRUPTED));
         }
         if (char === '\u007f' || char === '\b') typed = typed.slice(0, -1);

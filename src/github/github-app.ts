@@ -51,8 +51,9 @@ function repoOf(deps: GitHubAppDeps, payload: Payload): RepoRef {
  */
 export function githubApp(deps: GitHubAppDeps) {
   return (app: Probot) => {
-    // Which name each repository id was last seen under (in this process): a name it did not have is looked into once.
-    const namesOfIds = new LRUCache<string, string>({ max: 10_000 });
+    // Which name each repository id was last seen under (in this process): a new name is looked into at once, the same
+    // one again after ten minutes (queues created since, by a file or the API, learn the id then).
+    const namesOfIds = new LRUCache<string, string>({ max: 10_000, ttl: 10 * 60_000 });
     const withRepo = async (context: Context, work: (repo: RepoRef, payload: Payload) => Promise<void>) => {
       const payload = context.payload as unknown as Payload;
       const repo = repoOf(deps, payload);
@@ -61,7 +62,7 @@ export function githubApp(deps: GitHubAppDeps) {
       // The repository's queues follow it by GitHub's id, whatever name the event gives (renamed, transferred).
       const id = (payload.repository as { id?: number } | undefined)?.id;
       if (typeof id === 'number' && namesOfIds.get(`${repo.host}:${id}`) !== repoKey(repo)) {
-        await deps.queues.followRepository(repo, String(id));
+        await deps.queues.followRepository(repo, String(id), () => currentName(context, repo, id));
         namesOfIds.set(`${repo.host}:${id}`, repoKey(repo));
       }
       await work(repo, payload);
@@ -217,7 +218,10 @@ export function githubApp(deps: GitHubAppDeps) {
         };
         if (from.owner === repo.owner && from.name === repo.name) return;
         deps.forgetInstallation(from);
-        const moved = await deps.queues.moveRepository(from, repo);
+        // Where it is now, as GitHub says: a rename event handled late names a name since left.
+        const id = (payload.repository as { id?: number } | undefined)?.id;
+        const to = (typeof id === 'number' ? await currentName(context, repo, id) : null) ?? repo;
+        const moved = await deps.queues.moveRepository(from, to);
         const kept = moved.filter((m) => !m.moved).map((m) => m.targetBranch);
         if (kept.length > 0) {
           context.log.warn({ from: `${from.owner}/${from.name}`, to: `${repo.owner}/${repo.name}`, branches: kept }, 'the renamed repository has its own queue for these branches already: the old queues keep the old name');
@@ -306,6 +310,20 @@ async function installationNow(octokit: Awaited<ReturnType<Probot['auth']>>, rep
 
 /** GitHub compares label names case-insensitively. */
 const sameLabel = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * The repository's name now, as GitHub has it (a request naming an old name is redirected to the repository), when it
+ * is still the repository with this id; null when GitHub knows no such repository there.
+ */
+async function currentName(context: Context, named: RepoRef, id: number): Promise<RepoRef | null> {
+  try {
+    const { data } = await context.octokit.rest.repos.get({ owner: named.owner, repo: named.name });
+    return data.id === id ? { host: named.host, owner: data.owner.login, name: data.name } : null;
+  } catch (error) {
+    if ((error as { status?: number }).status === 404) return null;
+    throw error;
+  }
+}
 
 /**
  * Who last put the label `name` on the PR (or issue), from its events (oldest first, so every page is read); null when

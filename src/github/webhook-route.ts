@@ -65,7 +65,11 @@ export function webhookRoute(options: { receiver: WebhookReceiver; deliveries: D
         largeBodiesBytes -= bytes;
       };
       request.raw.once('end', () => clearTimeout(cut)); // read whole: handled however long that takes
-      request.raw.once('close', release);
+      // Cut off or gone before the whole body came; a body read whole counts until the answer (Node closes the request
+      // stream once read: found by review).
+      request.raw.once('close', () => {
+        if (!request.raw.complete) release();
+      });
       reply.raw.once('close', release);
       reply.raw.once('finish', release);
     };

@@ -30,6 +30,13 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
   // (Within this process only; several replicas would need a conditional write.)
   const updates = new KeyedMutex();
 
+  /** Moves one queue to its repository's new name on the host, and has its runner reload the record. */
+  async function moveQueue(queue: QueueRecord, to: RepoRef): Promise<boolean> {
+    const moved = await updates.run(`${repoKey(queue.repo)}\n${queue.targetBranch}`, () => stores.queues.moveToRepository(queue.id, to, now()));
+    if (moved.ok) await runner.dispatch(queue.id, { type: 'config_changed', config: moved.value.config, requestedState: moved.value.requestedState });
+    return moved.ok;
+  }
+
   async function updateNow(input: UpdateQueueRequest, fromFile?: QueueFileSource): Promise<Outcome<QueueRecord>> {
     const found = await findQueue(stores, input.repo, input.targetBranch);
     if (!found.ok) return found;
@@ -112,11 +119,7 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
      */
     async moveRepository(from: RepoRef, to: RepoRef): Promise<Array<{ targetBranch: string; moved: boolean }>> {
       const results: Array<{ targetBranch: string; moved: boolean }> = [];
-      for (const queue of await stores.queues.listForOrg(from.host, from.owner, from)) {
-        const moved = await updates.run(`${repoKey(from)}\n${queue.targetBranch}`, () => stores.queues.moveToRepository(queue.id, to, now()));
-        if (moved.ok) await runner.dispatch(queue.id, { type: 'config_changed', config: moved.value.config, requestedState: moved.value.requestedState });
-        results.push({ targetBranch: queue.targetBranch, moved: moved.ok });
-      }
+      for (const queue of await stores.queues.listForOrg(from.host, from.owner, from)) results.push({ targetBranch: queue.targetBranch, moved: await moveQueue(queue, to) });
       return results;
     },
 
@@ -125,16 +128,23 @@ export function queueService(stores: Stores, runner: QueueRunner, hosts: GitHost
      * another name follow it (a rename or transfer whose own event never came: an App registered before it subscribed
      * to it, or two renames handled out of order), and queues under this name learn the id.
      */
-    async followRepository(repo: RepoRef, hostRepoId: string): Promise<void> {
-      for (const queue of await stores.queues.listByHostRepoId(repo.host, hostRepoId)) {
-        if (repoKey(queue.repo) === repoKey(repo)) continue;
-        const moved = await updates.run(`${repoKey(queue.repo)}\n${queue.targetBranch}`, () => stores.queues.moveToRepository(queue.id, repo, now()));
-        if (moved.ok) await runner.dispatch(queue.id, { type: 'config_changed', config: moved.value.config, requestedState: moved.value.requestedState });
+    async followRepository(repo: RepoRef, hostRepoId: string, currentName: () => Promise<RepoRef | null>): Promise<void> {
+      const elsewhere = (await stores.queues.listByHostRepoId(repo.host, hostRepoId)).filter((q) => repoKey(q.repo) !== repoKey(repo));
+      // The event may be old (a delivery retried, or redelivered days later, names the repository as it was then):
+      // the host says where the repository is now, and only that moves a queue (found by review: a late event moved
+      // the queues back to the old name).
+      const now_ = elsewhere.length > 0 ? await currentName() : null;
+      for (const queue of elsewhere) {
+        if (!now_ || repoKey(queue.repo) === repoKey(now_)) continue;
+        await moveQueue(queue, now_);
       }
+      // Learnt where unknown only: a queue holding another id is another repository's that once had this name (found
+      // by review: a new repository under a renamed one's old name took over its queues' id).
       for (const queue of await stores.queues.listForOrg(repo.host, repo.owner, repo)) {
-        if (queue.hostRepoId !== hostRepoId) await stores.queues.setHostRepoId(queue.id, hostRepoId);
+        if (queue.hostRepoId === null || queue.hostRepoId === undefined) await stores.queues.setHostRepoId(queue.id, hostRepoId);
       }
     },
+
 
     async delete(input: { repo: RepoRef; targetBranch: string }): Promise<Outcome<QueueRecord>> {
       const found = await findQueue(stores, input.repo, input.targetBranch);

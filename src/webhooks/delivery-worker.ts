@@ -199,6 +199,7 @@ export class WebhookDeliveryWorker {
     const subscriptions = new Map((await store.listEnabledSubscriptions()).map((s) => [s.id, s]));
     if (subscriptions.size === 0) return 0;
     const heads = await this.fairHeads(subscriptions, now);
+    const roundStarted = this.now();
     let attempted = 0;
     const epoch = this.epoch;
     await eachLimited(heads, this.options.concurrency ?? 4, async (head) => {
@@ -209,8 +210,9 @@ export class WebhookDeliveryWorker {
       // slowest attempt).
       let next: WebhookDeliveryRecord | null = head;
       for (let sent = 0; next && sent <= CHAIN_RUN_PER_ROUND; sent++) {
-        // Stopping: the attempt in flight finishes, no next one starts.
-        if (this.abandonedThrough >= epoch || (sent > 0 && this.stopping)) return;
+        // Stopping: the attempt in flight finishes, no next one starts. Nor once the round has run a time-out's length:
+        // a round waits for its slowest lane, and the others' deliveries wait for the next round (found by review).
+        if (this.abandonedThrough >= epoch || (sent > 0 && (this.stopping || this.now() - roundStarted >= this.timeoutMs))) return;
         const delivery: WebhookDeliveryRecord = next;
         next = null;
         try {

@@ -32,3 +32,15 @@ test('a slow writer is waited for once it has started', async () => {
   input.end('slow');
   expect(await read).toBe('mq_slow');
 });
+
+test('typed at a prompt: Enter ends it, Ctrl-C stops the command with exit code 130 (found by review: it answered "no token")', async () => {
+  const terminal = () => Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined }) as unknown as NodeJS.ReadStream & PassThrough;
+  const typed = terminal();
+  const read = readSecret('Token: ', typed, quiet);
+  typed.write('mq_x\u007fyz\r');
+  expect(await read).toBe('mq_yz');
+  const stopped = terminal();
+  const interrupted = readSecret('Token: ', stopped, quiet);
+  stopped.write('mq_ab\u0003');
+  await expect(interrupted).rejects.toMatchObject({ exitCode: 130 });
+});

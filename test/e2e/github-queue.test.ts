@@ -104,6 +104,23 @@ test.each([false, true])('a repository renamed on GitHub takes its queue along (
     await h.fake.waitFor(() => renamed.pullRequest(n).merged, { timeoutMs: 20_000, message: 'the PR queued before the rename to be merged' });
     await waitForState(moved, n, 'MERGED');
     expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).status).toBe(404);
+    // An old event handled late (a failed delivery retried, or redelivered days later) names the old name: GitHub
+    // says where the repository is now, and the queue stays there (found by review: it moved back).
+    const old = h.fake.webhooks.deliveries.find((d) => d.event === 'pull_request' && d.action === 'labeled' && (d.payload.repository as { name?: string }).name === ref.name);
+    expect(old).toBeDefined();
+    // Every move from here is recorded: a move back would heal at the next webhook naming the new name.
+    const moves: string[] = [];
+    const move = h.stores.queues.moveToRepository.bind(h.stores.queues);
+    h.stores.queues.moveToRepository = (id, to, at) => (moves.push(to.name), move(id, to, at));
+    const lateId = `late-${String(silent)}`;
+    await h.fake.webhooks.sendBuilt({ event: old!.event, action: old!.action, payload: old!.payload }, { deliveryId: lateId });
+    await h.fake.webhooks.idle();
+    // Handled (recorded, then handled in the background): no longer among the deliveries not handled.
+    await h.fake.waitFor(async () => !(await h.stores.deliveries.unhandled(new Date(Date.now() + 60_000), 10, 1_000)).some((d) => d.id === lateId), { message: 'the late delivery handled' });
+    h.stores.queues.moveToRepository = move;
+    expect(moves).toEqual([]);
+    expect((await h.api('/v1/getQueue', { repo: moved, targetBranch: 'main' })).status).toBe(200);
+    expect((await h.api('/v1/getQueue', { repo: ref, targetBranch: 'main' })).status).toBe(404);
   } finally {
     stopCi();
   }
