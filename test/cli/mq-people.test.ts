@@ -52,6 +52,17 @@ function mqWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** `mq queues` against a server that answers every request with `raw` (an HTTP answer as bytes). */
+async function againstServerAnswering(raw: string): Promise<Run> {
+  const server = createServer();
+  const port = await new Promise<number>((resolve) => server.on('connection', (socket) => socket.end(raw)).listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  try {
+    return await mqWith({ MQ_URL: `http://127.0.0.1:${port}`, MQ_TOKEN: token, MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
+  } finally {
+    server.close();
+  }
+}
+
 /** Signed in by the environment, on the test queue. */
 const mq = (...args: string[]) => mqWith({ MQ_URL: url, MQ_TOKEN: token, MQ_REPO: REPO, MQ_CONFIG_DIR: join(scratch, 'unused-config') }, ...args);
 
@@ -268,31 +279,11 @@ describe('mq failures: exit codes and one line', () => {
     expect(badLogin.stderr).not.toContain('hunter2');
     const huge = await mqWith({ MQ_URL: url, MQ_TOKEN: token, MQ_REPO: REPO, MQ_TIMEOUT_SECONDS: '99999999', MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
     expectFailure(huge, 1, /^mq: MQ_TIMEOUT_SECONDS must be a number of seconds above 0 and at most 2147483/);
-    const other = createServer();
-    const port = await new Promise<number>((resolve) =>
-      other
-        .on('connection', (socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]'))
-        .listen(0, '127.0.0.1', () => resolve((other.address() as { port: number }).port)),
-    );
-    try {
-      const notOurs = await mqWith({ MQ_URL: `http://127.0.0.1:${port}`, MQ_TOKEN: token, MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
-      expectFailure(notOurs, 4, /^mq: http:\/\/127\.0\.0\.1:\d+\/v1\/listQueues answered with JSON that is not the merge queue API's/);
-    } finally {
-      other.close();
-    }
+    const notOurs = await againstServerAnswering('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]');
+    expectFailure(notOurs, 4, /^mq: http:\/\/127\.0\.0\.1:\d+\/v1\/listQueues answered with JSON that is not the merge queue API's/);
     // A redirect names the service's address to use, not the endpoint's (given as --url, `/v1/listQueues` was doubled).
-    const redirecting = createServer();
-    const redirectPort = await new Promise<number>((resolve) =>
-      redirecting
-        .on('connection', (socket) => socket.end('HTTP/1.1 301 Moved Permanently\r\nlocation: https://mq.example.com/v1/listQueues\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'))
-        .listen(0, '127.0.0.1', () => resolve((redirecting.address() as { port: number }).port)),
-    );
-    try {
-      const moved = await mqWith({ MQ_URL: `http://127.0.0.1:${redirectPort}`, MQ_TOKEN: token, MQ_CONFIG_DIR: join(scratch, 'unused-config') }, 'queues');
-      expectFailure(moved, 1, /redirects to https:\/\/mq\.example\.com\/v1\/listQueues: use https:\/\/mq\.example\.com as --url$/);
-    } finally {
-      redirecting.close();
-    }
+    const moved = await againstServerAnswering('HTTP/1.1 301 Moved Permanently\r\nlocation: https://mq.example.com/v1/listQueues\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    expectFailure(moved, 1, /redirects to https:\/\/mq\.example\.com\/v1\/listQueues: use https:\/\/mq\.example\.com as --url$/);
   });
 
   test('--help documents the exit codes', async () => {

@@ -315,14 +315,15 @@ test('the sweep never starts an attempt beside one still running (it says so); o
   expect(await retried).toBe(1);
 });
 
-test('large bodies are read only within a budget: one more while others are read is a 503 to redeliver, small ones always go (found by review)', async () => {
+/** The route with a 3 MiB budget for large bodies (and `readMs` to read one), over a real socket per request. */
+async function budgetedRoute(readMs?: number) {
   const { connect } = await import('node:net');
   const deliveries = memoryDeliveries();
-  const small = Fastify();
-  registerErrorHandling(small, 25 * 1024 * 1024);
+  const server = Fastify();
+  registerErrorHandling(server, 25 * 1024 * 1024);
   const quiet = { warn() {}, error() {} };
-  await small.register(webhookRoute({ receiver: signer, deliveries, handler: new DeliveryHandler({ receiver: signer, deliveries, log: quiet }), largeBodiesBudgetBytes: 3 * 1024 * 1024 }));
-  const base = await small.listen({ port: 0, host: '127.0.0.1' });
+  await server.register(webhookRoute({ receiver: signer, deliveries, handler: new DeliveryHandler({ receiver: signer, deliveries, log: quiet }), largeBodiesBudgetBytes: 3 * 1024 * 1024, ...(readMs ? { largeBodyReadMs: readMs } : {}) }));
+  const base = await server.listen({ port: 0, host: '127.0.0.1' });
   const sockets: Array<ReturnType<typeof connect>> = [];
   /** A POST over a socket of its own: the headers stating `length`, then `body` (maybe less); its status line. */
   const post = (delivery: string, length: number, body: string) => {
@@ -342,6 +343,15 @@ test('large bodies are read only within a budget: one more while others are read
     if (body) socket.write(body);
     return { socket, status };
   };
+  const close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await server.close();
+  };
+  return { post, close };
+}
+
+test('large bodies are read only within a budget: one more while others are read is a 503 to redeliver, small ones always go (found by review)', async () => {
+  const { post, close } = await budgetedRoute();
   try {
     const size = 2 * 1024 * 1024;
     // A slow sender holds 2 MiB of the 3 MiB budget while its body comes.
@@ -355,38 +365,12 @@ test('large bodies are read only within a budget: one more while others are read
     expect(await slow.status).toBe(401);
     expect(await post('big-3', size, 'x'.repeat(size)).status).toBe(401);
   } finally {
-    for (const socket of sockets) socket.destroy();
-    await small.close();
+    await close();
   }
 });
 
 test('a large body not read whole in time is cut off, and its share of the budget freed (GitHub itself gives a delivery 10 s)', async () => {
-  const { connect } = await import('node:net');
-  const deliveries = memoryDeliveries();
-  const small = Fastify();
-  registerErrorHandling(small, 25 * 1024 * 1024);
-  const quiet = { warn() {}, error() {} };
-  await small.register(webhookRoute({ receiver: signer, deliveries, handler: new DeliveryHandler({ receiver: signer, deliveries, log: quiet }), largeBodiesBudgetBytes: 3 * 1024 * 1024, largeBodyReadMs: 300 }));
-  const base = await small.listen({ port: 0, host: '127.0.0.1' });
-  const sockets: Array<ReturnType<typeof connect>> = [];
-  /** A POST over a socket of its own: the headers stating `length`, then `body` (maybe less); its status line. */
-  const post = (delivery: string, length: number, body: string) => {
-    const socket = connect(Number(new URL(base).port), '127.0.0.1');
-    sockets.push(socket);
-    const status = new Promise<number>((resolve) => {
-      let text = '';
-      socket.on('data', (chunk) => {
-        text += chunk.toString();
-        const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
-        if (match) resolve(Number(match[1]));
-      });
-      socket.on('error', () => undefined);
-    });
-    // Well formed, and wrong: a body read whole is refused by its signature (401).
-    socket.write(`POST ${WEBHOOK_PATH} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\nx-github-event: push\r\nx-github-delivery: ${delivery}\r\nx-hub-signature-256: sha256=${'0'.repeat(64)}\r\n\r\n`);
-    if (body) socket.write(body);
-    return { socket, status };
-  };
+  const { post, close } = await budgetedRoute(300);
   try {
     const size = 2 * 1024 * 1024;
     // A sender that stops part way holds 2 MiB of the 3 MiB budget: until it is cut off.
@@ -397,7 +381,6 @@ test('a large body not read whole in time is cut off, and its share of the budge
     expect(await cutOff).toBe(true);
     expect(await post('after', size, 'x'.repeat(size)).status).toBe(401);
   } finally {
-    for (const socket of sockets) socket.destroy();
-    await small.close();
+    await close();
   }
 });
