@@ -100,7 +100,7 @@ export function dashboardPlugin(deps: ApiDeps, live: LiveUpdates, options: { san
       // Per queue, so one created or deleted later is watched or forgotten alone.
       const watching = new Map(queues.map((q) => [q.id, live.watch([q.id], tell, since)]));
       // Queues created or deleted since the stream began (found by review: the queue list never showed a queue created
-      // after it connected): looked for at each heartbeat, one listing per stream, and told as a change of each.
+      // after it connected): looked for at each heartbeat in the organization's shared listing, told as a change of each.
       let following = false; // a slow listing is not overlapped by the next heartbeat's
       const followQueues = async () => {
         if (following) return;

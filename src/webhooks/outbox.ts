@@ -85,7 +85,9 @@ export class StoredWebhookOutbox implements WebhookOutbox {
     const chains = new Map<string, WebhookDeliveryRecord[]>();
     for (const row of rows) {
       const key = `${row.subscriptionId}\n${row.orderingKey}`;
-      chains.set(key, [...(chains.get(key) ?? []), row]);
+      const chain = chains.get(key);
+      if (chain) chain.push(row);
+      else chains.set(key, [row]);
     }
     let added = 0;
     const lists = [...chains.values()];
